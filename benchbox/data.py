@@ -1,0 +1,132 @@
+"""The data root: where task files are found, checked and recorded.
+
+Resolution order of the root: ``--data-dir`` > ``$BENCHBOX_DATA`` > the user data dir (platformdirs).
+Its layout is that of ``../shared/data`` (``senteval/downstream/...``, ``sts-raw/...``, ``flickr8k/...``).
+Files missing from the root fall back to the *embedded default* shipped inside the package (STS-B and
+SICK, SentEval-processed, with their licences), so evaluation works on a fresh install.
+``data_manifest.json`` lists every known file with its sha256, grouped by dataset name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import platformdirs
+
+from benchbox.errors import BenchboxError
+
+EMBEDDED_ROOT = Path(__file__).parent / "embedded"
+ENV_VAR = "BENCHBOX_DATA"
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    dataset: str
+    path: str
+    sha256: str
+    size: int
+
+
+@cache
+def known_files() -> dict[str, list[KnownFile]]:
+    """Dataset name → its files, from the packaged manifest."""
+    raw = json.loads((Path(__file__).parent / "data_manifest.json").read_text())
+    return {name: [KnownFile(name, **entry) for entry in entries] for name, entries in raw.items()}
+
+
+def default_root() -> Path:
+    return Path(platformdirs.user_data_dir("benchbox"))
+
+
+def resolve_root(data_dir: str | os.PathLike | None = None) -> Path:
+    """``data_dir`` if given, else ``$BENCHBOX_DATA``, else the user data dir."""
+    if data_dir:
+        return Path(data_dir).expanduser()
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser()
+    return default_root()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class DataRoot:
+    """Locates data files under a root, with the embedded default as fallback."""
+
+    def __init__(self, root: str | os.PathLike | None = None, *, use_embedded: bool = True) -> None:
+        self.root = resolve_root(root)
+        self.use_embedded = use_embedded
+        self._checksums: dict[Path, str] = {}
+
+    def locate(self, relpath: str) -> Path | None:
+        """The file for ``relpath`` (root first, then embedded), or None if neither has it."""
+        candidate = self.root / relpath
+        if candidate.is_file():
+            return candidate
+        if self.use_embedded and (EMBEDDED_ROOT / relpath).is_file():
+            return EMBEDDED_ROOT / relpath
+        return None
+
+    def path(self, relpath: str) -> Path:
+        """The file for ``relpath``; a clear error naming the dataset and how to get it if missing."""
+        found = self.locate(relpath)
+        if found is None:
+            raise BenchboxError(missing_message(self.root, [relpath]))
+        return found
+
+    def require(self, relpaths: tuple[str, ...] | list[str]) -> None:
+        missing = [p for p in relpaths if self.locate(p) is None]
+        if missing:
+            raise BenchboxError(missing_message(self.root, missing))
+
+    def label(self, path: Path) -> str:
+        """How a located file is named in run manifests: its path relative to the root or ``embedded:``."""
+        try:
+            return str(path.relative_to(EMBEDDED_ROOT)).replace(os.sep, "/").join(("embedded:", ""))
+        except ValueError:
+            pass
+        try:
+            return str(path.relative_to(self.root)).replace(os.sep, "/")
+        except ValueError:
+            return str(path)
+
+    def checksum(self, path: Path) -> str:
+        if path not in self._checksums:
+            self._checksums[path] = sha256_file(path)
+        return self._checksums[path]
+
+    def checksums(self, paths: list[Path]) -> dict[str, str]:
+        """``{label: sha256}`` for the files a task read."""
+        return {self.label(p): self.checksum(p) for p in paths}
+
+
+def dataset_of(relpath: str) -> str | None:
+    for name, files in known_files().items():
+        if any(f.path == relpath for f in files):
+            return name
+    return None
+
+
+def missing_message(root: Path, relpaths: list[str]) -> str:
+    datasets = sorted({dataset_of(p) or "?" for p in relpaths})
+    shown = ", ".join(relpaths[:3]) + (f" and {len(relpaths) - 3} more" if len(relpaths) > 3 else "")
+    fetchable = [d for d in datasets if d != "?"]
+    how = (
+        f"get it with `benchbox data fetch {' '.join(fetchable)}` or `benchbox data import DIR`"
+        if fetchable
+        else "put the files there"
+    )
+    return (
+        f"missing data under {root}: {shown} (dataset {', '.join(datasets)}). Point --data-dir or "
+        f"${ENV_VAR} at a data root that has it, or {how}."
+    )

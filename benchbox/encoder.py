@@ -1,0 +1,103 @@
+"""The encoder contract (after SentEval's ``batcher``): a list of sentences in, a float32 matrix out.
+
+An encoder is a small object with a ``name``, an output dimension ``dim``, ``encode(sentences)`` and
+``fingerprint()``. The fingerprint identifies the exact function an encoder computes (weights and
+configuration); the embedding cache and the result store key on it, so it must change whenever the output
+could change. Grounded encoders that also embed images implement :class:`ImageTextEncoder`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from benchbox.errors import BenchboxError
+
+
+class Encoder(ABC):
+    """Base class for sentence encoders."""
+
+    #: registry name of the encoder family (e.g. ``"glove-bow"``)
+    name: str = "encoder"
+    #: one line for ``benchbox list encoders`` (caveats such as training-data overlap belong here)
+    description: str = ""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """Dimension of the sentence embeddings."""
+
+    @abstractmethod
+    def config(self) -> dict[str, Any]:
+        """JSON-serialisable configuration, recorded in every run's manifest."""
+
+    @abstractmethod
+    def weights_digest(self) -> str:
+        """A digest of the parameters (file checksum, or a hash of the tensors)."""
+
+    @abstractmethod
+    def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
+        """Encode a non-empty batch of validated sentences; returns [n, dim]."""
+
+    def fingerprint(self) -> str:
+        """A hex digest of name, configuration and weights: equal fingerprints give equal embeddings."""
+        payload = json.dumps(
+            {"name": self.name, "config": self.config(), "weights": self.weights_digest()},
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
+
+    def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
+        """Embed ``sentences`` into a float32 array of shape [len(sentences), dim]."""
+        sentences = validate_sentences(sentences)
+        if not sentences:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.asarray(self._encode(sentences, batch_size), dtype=np.float32)
+        if out.shape != (len(sentences), self.dim):
+            raise BenchboxError(
+                f"encoder {self.name!r} returned shape {out.shape}, expected ({len(sentences)}, {self.dim})"
+            )
+        return out
+
+
+class ImageTextEncoder(Encoder):
+    """A grounded encoder with an image branch, as needed by image–caption retrieval."""
+
+    #: ``"cosine"`` or ``"order"`` (Vendrov et al. 2016 order-violation score)
+    similarity: str = "cosine"
+
+    @abstractmethod
+    def encode_images(self, features: np.ndarray) -> np.ndarray:
+        """Map image features [n, feature_dim] to the joint space [n, dim] (float32)."""
+
+
+def validate_sentences(sentences: Any) -> list[str]:
+    """Check the encoder input: a list of ``str``. Empty strings are allowed (they encode to something
+    defined by each encoder, e.g. the zero vector for bag-of-words), ``None`` and non-strings are not."""
+    if isinstance(sentences, str):
+        raise BenchboxError("encode() takes a list of sentences, not a single string: wrap it in a list")
+    sentences = list(sentences)
+    for i, s in enumerate(sentences):
+        if not isinstance(s, str):
+            raise BenchboxError(f"sentence {i} is {type(s).__name__}, not str")
+    return sentences
+
+
+def digest_arrays(arrays: dict[str, Any]) -> str:
+    """A stable sha256 over named arrays or tensors (for ``weights_digest`` of in-memory models)."""
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        value = arrays[key]
+        if hasattr(value, "detach"):
+            value = value.detach().cpu().numpy()
+        value = np.ascontiguousarray(value)
+        h.update(key.encode())
+        h.update(str(value.dtype).encode())
+        h.update(str(value.shape).encode())
+        h.update(value.tobytes())
+    return h.hexdigest()

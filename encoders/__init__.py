@@ -1,0 +1,1 @@
+"""Encoder plugins (registered through the ``benchbox.encoders`` entry-point group)."""

@@ -1,0 +1,72 @@
+"""GloVe bag-of-words: the mean of the word vectors of a sentence's tokens.
+
+As SentEval's bag-of-words example (``examples/bow.py``, Conneau & Kiela 2018): tokens are the
+whitespace-separated words (SentEval's task files are already tokenised), out-of-vocabulary tokens are
+skipped, a sentence with no known token is the zero vector, and an empty sentence is encoded as ``"."``.
+With the default GloVe 6B vectors (an uncased vocabulary) tokens are lower-cased first; pass
+``lowercase=False`` for cased vectors such as GloVe 840B.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from benchbox.encoder import Encoder
+from benchbox.wordvec import WordVectors, load_word_vectors
+
+
+def _as_bool(value: bool | str | None) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    return str(value).lower() in {"1", "true", "yes", "on"}
+
+
+class GloveBowEncoder(Encoder):
+    """Mean of word vectors (``glove-bow``). ``vectors``: a word-vector file or ``"glove-6b-50d"``."""
+
+    name = "glove-bow"
+    description = "Mean of GloVe word vectors over whitespace tokens (SentEval's BOW baseline); default GloVe 6B 50-d."
+
+    def __init__(
+        self,
+        vectors: str | os.PathLike | None = None,
+        vocab: str | os.PathLike | None = None,
+        lowercase: bool | str | None = None,
+    ) -> None:
+        self.word_vectors: WordVectors = load_word_vectors(vectors, vocab=vocab)
+        lowercase = _as_bool(lowercase)
+        self.lowercase = self.word_vectors.lowercase_vocab if lowercase is None else lowercase
+
+    @property
+    def dim(self) -> int:
+        return self.word_vectors.dim
+
+    def config(self) -> dict[str, Any]:
+        return {"vectors": self.word_vectors.source, "lowercase": self.lowercase, "dim": self.dim}
+
+    def weights_digest(self) -> str:
+        return self.word_vectors.digest
+
+    def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
+        index = self.word_vectors.index
+        rows: list[int] = []
+        counts = np.zeros(len(sentences), dtype=np.int64)
+        for i, sentence in enumerate(sentences):
+            if self.lowercase:
+                sentence = sentence.lower()
+            tokens = sentence.split() or ["."]
+            known = [index[t] for t in tokens if t in index]
+            rows.extend(known)
+            counts[i] = len(known)
+        gathered = np.asarray(self.word_vectors.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64)
+        # sums per sentence via a cumulative sum over the gathered rows, read at sentence boundaries
+        cumulative = np.vstack([np.zeros((1, self.dim)), np.cumsum(gathered, axis=0)])
+        ends = np.cumsum(counts)
+        sums = cumulative[ends] - cumulative[ends - counts]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts[:, None]
+        means[counts == 0] = 0.0
+        return means.astype(np.float32)

@@ -1,0 +1,1 @@
+"""Report rendering: markdown and self-contained HTML with figures."""

@@ -1,0 +1,1 @@
+"""Task plugins (registered through the ``benchbox.tasks`` entry-point group)."""

@@ -1,0 +1,245 @@
+"""STS12–16, unsupervised (PROTOCOLS.md §1; SentEval ``senteval/sts.py``, Conneau & Kiela 2018).
+
+Each pair is scored by the cosine of its two sentence embeddings (NaN → 0, as SentEval's
+``np.nan_to_num(cosine(...))``); no training. Gold lines that are empty mean "not scored" and drop the pair.
+Per subset: Pearson r and Spearman ρ against gold with Fisher-z 95% intervals (Spearman SE √(1.06/(n−3))),
+and n. Per year (subset ``all``): ``mean`` (unweighted over subsets), ``wmean`` (weighted by n) — SentEval's
+aggregates — and ``pooled`` (one correlation over all pairs of the year, as SimCSE and MTEB report).
+Intervals of ``mean``/``wmean`` come from a bootstrap stratified by subset; of ``pooled``, from Fisher z.
+
+Text: ``senteval`` (default) reads SentEval's Moses-tokenised, lower-cased files under
+``senteval/downstream/STS``; ``raw`` reads the original release files under ``sts-raw/STS`` (STS16's raw
+inputs carry two extra columns of source attribution, ignored here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from benchbox.encoder import Encoder
+from benchbox.errors import BenchboxError
+from benchbox.stats import fisher_ci
+from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+
+TEXT_VARIANTS = ("senteval", "raw")
+
+
+@dataclass(frozen=True)
+class StsSubset:
+    """The scored pairs of one subset, in file order."""
+
+    name: str
+    sentences1: list[str]
+    sentences2: list[str]
+    gold: np.ndarray
+    files: tuple[Path, Path]
+
+
+def read_sts_subset(name: str, input_path: Path, gold_path: Path, *, raw: bool = False) -> StsSubset:
+    """Read ``STS.input`` (two tab-separated sentences per line; raw STS16: four columns) and ``STS.gs``
+    (one score 0–5 per line, empty = not scored), keeping the scored pairs as SentEval's ``loadFile``."""
+    try:
+        lines = input_path.read_text(encoding="utf-8").splitlines()
+        gold_lines = gold_path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{input_path.parent}: STS files must be UTF-8 text ({exc})") from None
+    if len(lines) != len(gold_lines):
+        raise BenchboxError(
+            f"{gold_path} has {len(gold_lines)} lines but {input_path} has {len(lines)}: every input line "
+            "needs a gold line (an empty gold line marks an unscored pair)"
+        )
+    allowed = (2, 4) if raw else (2,)
+    s1, s2, gold = [], [], []
+    for lineno, (line, score) in enumerate(zip(lines, gold_lines), 1):
+        fields = line.split("\t")
+        if len(fields) not in allowed:
+            raise BenchboxError(
+                f"{input_path}:{lineno}: expected {' or '.join(map(str, allowed))} tab-separated columns, "
+                f"found {len(fields)}"
+            )
+        if score.strip() == "":
+            continue
+        try:
+            value = float(score)
+        except ValueError:
+            raise BenchboxError(f"{gold_path}:{lineno}: gold score {score!r} is not a number") from None
+        if not (math.isfinite(value) and 0.0 <= value <= 5.0):
+            raise BenchboxError(f"{gold_path}:{lineno}: gold score {value} is outside [0, 5]")
+        if not fields[0].strip() or not fields[1].strip():
+            raise BenchboxError(f"{input_path}:{lineno}: empty sentence in a scored pair")
+        s1.append(fields[0])
+        s2.append(fields[1])
+        gold.append(value)
+    if len(gold) < 4:
+        raise BenchboxError(f"{gold_path}: {len(gold)} scored pairs; a correlation with an interval needs at least 4")
+    return StsSubset(name, s1, s2, np.asarray(gold), (input_path, gold_path))
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine in float64, NaN (zero vectors) → 0, as SentEval's STS similarity."""
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    b = np.nan_to_num(np.asarray(b, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return np.nan_to_num(cos)
+
+
+def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndarray) -> list[MetricRecord]:
+    """Pearson and Spearman of ``score`` against ``gold`` with Fisher-z 95% intervals."""
+    n = len(gold)
+    pearson = float(st.pearsonr(score, gold)[0])
+    spearman = float(st.spearmanr(score, gold)[0])
+    return [
+        MetricRecord(task, subset, "pearson", pearson, *fisher_ci(pearson, n), n),
+        MetricRecord(task, subset, "spearman", spearman, *fisher_ci(spearman, n, spearman=True), n),
+    ]
+
+
+def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=1, keepdims=True)
+    y = y - y.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x * y).sum(axis=1) / np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+
+
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _row_pearson(st.rankdata(x, axis=1), st.rankdata(y, axis=1))
+
+
+def bootstrap_year_ci(
+    subsets: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int, level: float = 0.95
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of the per-year ``mean`` and ``wmean`` of Pearson and Spearman, resampling
+    pairs with replacement within each subset (stratified bootstrap; Efron & Tibshirani 1993)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.array([len(g) for g, _ in subsets], dtype=float)
+    per_subset = {"pearson": [], "spearman": []}
+    for gold, score in subsets:
+        idx = rng.integers(0, len(gold), size=(n_boot, len(gold)))
+        per_subset["pearson"].append(_row_pearson(score[idx], gold[idx]))
+        per_subset["spearman"].append(_row_spearman(score[idx], gold[idx]))
+    alpha = (1 - level) / 2
+    intervals = {}
+    for method, rows in per_subset.items():
+        matrix = np.nan_to_num(np.vstack(rows))  # [subsets, n_boot]
+        for agg, values in (("mean", matrix.mean(axis=0)), ("wmean", sizes @ matrix / sizes.sum())):
+            low, high = np.quantile(values, [alpha, 1 - alpha])
+            intervals[f"{method}_{agg}"] = (float(low), float(high))
+    return intervals
+
+
+class StsYear(Task):
+    """One STS year: all its subsets, scored by cosine similarity."""
+
+    year: ClassVar[int]
+    subsets: ClassVar[tuple[str, ...]]
+    main_score = "pearson"
+    reference = "SentEval sts.py (Conneau & Kiela 2018); Agirre et al. SemEval STS 2012-2016"
+
+    def _paths(self, subset: str, text: str) -> tuple[str, str]:
+        if text not in TEXT_VARIANTS:
+            raise BenchboxError(f"unknown STS text variant {text!r}: use one of {', '.join(TEXT_VARIANTS)}")
+        if text == "senteval":
+            folder = f"senteval/downstream/STS/STS{self.year}-en-test"
+            return f"{folder}/STS.input.{subset}.txt", f"{folder}/STS.gs.{subset}.txt"
+        folder = f"sts-raw/STS/STS{self.year}-en-test"
+        prefix = "STS2016" if self.year == 16 else "STS"
+        return f"{folder}/{prefix}.input.{subset}.txt", f"{folder}/{prefix}.gs.{subset}.txt"
+
+    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
+        return tuple(p for subset in self.subsets for p in self._paths(subset, options.text))
+
+    def load(self, ctx: EvalContext) -> list[StsSubset]:
+        subsets = []
+        for subset in self.subsets:
+            input_rel, gold_rel = self._paths(subset, ctx.options.text)
+            subsets.append(
+                read_sts_subset(subset, ctx.data.path(input_rel), ctx.data.path(gold_rel), raw=ctx.options.text == "raw")
+            )
+        return subsets
+
+    def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
+        subsets = self.load(ctx)
+        metrics: list[MetricRecord] = []
+        items = []
+        scored: list[tuple[np.ndarray, np.ndarray]] = []
+        for subset in subsets:
+            score = cosine_rows(ctx.embed(subset.sentences1), ctx.embed(subset.sentences2))
+            metrics += correlation_records(self.name, subset.name, subset.gold, score)
+            scored.append((subset.gold, score))
+            items.append(pd.DataFrame({
+                "subset": subset.name, "item": np.arange(len(score)), "sentence1": subset.sentences1,
+                "sentence2": subset.sentences2, "gold": subset.gold, "score": score,
+            }))
+        metrics += self._year_records(metrics, scored, ctx.options)
+        paths = [p for subset in subsets for p in subset.files]
+        return TaskResult(
+            task=self.name,
+            metrics=metrics,
+            items=pd.concat(items, ignore_index=True),
+            protocol={"similarity": "cosine", "text": ctx.options.text, "aggregates": ["mean", "wmean", "pooled"],
+                      "aggregate_ci": f"stratified bootstrap, {ctx.options.bootstrap} resamples, seed {ctx.options.seed}"},
+            data_checksums=ctx.data.checksums(paths),
+        )
+
+    def _year_records(
+        self, per_subset: list[MetricRecord], scored: list[tuple[np.ndarray, np.ndarray]], options: TaskOptions
+    ) -> list[MetricRecord]:
+        total = sum(len(g) for g, _ in scored)
+        intervals = bootstrap_year_ci(scored, options.bootstrap, options.seed)
+        records = []
+        gold_all = np.concatenate([g for g, _ in scored])
+        score_all = np.concatenate([s for _, s in scored])
+        for pooled in correlation_records(self.name, "all", gold_all, score_all):
+            method = pooled.metric
+            values = [r.value for r in per_subset if r.metric == method]
+            sizes = [r.n for r in per_subset if r.metric == method]
+            for agg, value in (("mean", float(np.mean(values))), ("wmean", float(np.average(values, weights=sizes)))):
+                records.append(MetricRecord(self.name, "all", f"{method}_{agg}", value, *intervals[f"{method}_{agg}"], total))
+            records.append(MetricRecord(self.name, "all", f"{method}_pooled", pooled.value, pooled.ci_low, pooled.ci_high, total))
+        return records
+
+
+class STS12(StsYear):
+    name = "sts12"
+    description = "SemEval 2012 STS (5 subsets), cosine similarity vs gold"
+    year = 12
+    subsets = ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews")
+
+
+class STS13(StsYear):
+    name = "sts13"
+    description = "SemEval 2013 STS (3 subsets; SMT is not redistributable), cosine similarity vs gold"
+    year = 13
+    subsets = ("FNWN", "headlines", "OnWN")
+
+
+class STS14(StsYear):
+    name = "sts14"
+    description = "SemEval 2014 STS (6 subsets), cosine similarity vs gold"
+    year = 14
+    subsets = ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news")
+
+
+class STS15(StsYear):
+    name = "sts15"
+    description = "SemEval 2015 STS (5 subsets), cosine similarity vs gold"
+    year = 15
+    subsets = ("answers-forums", "answers-students", "belief", "headlines", "images")
+
+
+class STS16(StsYear):
+    name = "sts16"
+    description = "SemEval 2016 STS (5 subsets), cosine similarity vs gold"
+    year = 16
+    subsets = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
+
+
+STS_GROUP = TaskGroup("sts", ("sts12", "sts13", "sts14", "sts15", "sts16"), "STS12–16, all 24 subsets")
