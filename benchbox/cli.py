@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from benchbox.commands import core
+from benchbox.commands import core, data
 from benchbox.console import err
 from benchbox.errors import BenchboxError
 
@@ -24,6 +24,7 @@ app = typer.Typer(
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 core.register(app)
+data.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,5 @@
+"""``python -m benchbox`` runs the command line."""
+
+from benchbox.cli import main
+
+main()

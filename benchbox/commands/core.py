@@ -1,0 +1,109 @@
+"""``benchbox list`` and ``benchbox eval``."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from benchbox.cache import EmbeddingCache
+from benchbox.console import log, out, progress_bar, set_quiet
+from benchbox.errors import BenchboxError
+from benchbox.evaluation import load_encoder, run_tasks
+from benchbox.registry import ENCODERS, TASKS
+from benchbox.task import TaskGroup, TaskOptions
+
+
+class Kind(str, Enum):
+    encoders = "encoders"
+    tasks = "tasks"
+
+
+def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]) -> None:
+    """List the registered encoders or tasks (built-in and third-party plugins)."""
+    registry = ENCODERS if kind is Kind.encoders else TASKS
+    table = Table(title=f"benchbox {kind.value}")
+    table.add_column("name")
+    table.add_column("description")
+    for name in registry.names():
+        try:
+            obj = registry.get(name)
+        except BenchboxError as exc:
+            table.add_row(name, f"[red]{exc}[/red]")
+            continue
+        if isinstance(obj, TaskGroup):
+            table.add_row(name, f"group: {', '.join(obj.members)}")
+        else:
+            table.add_row(name, getattr(obj, "description", ""))
+    out.print(table)
+
+
+def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BenchboxError(f"--encoder-opt takes KEY=VALUE, got {pair!r}")
+        options[key.replace("-", "_")] = value
+    return options
+
+
+def _fmt(value: float) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def eval_command(
+    model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
+    task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
+    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).")] = None,
+    runs_dir: Annotated[Path, typer.Option(help="Where the run folder is written.")] = Path("runs"),
+    save: Annotated[bool, typer.Option(help="Write the run to --runs-dir.")] = True,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
+    cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
+    encoder_opt: Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE (e.g. vectors=PATH); repeatable.")] = None,
+    text: Annotated[str, typer.Option(help="STS text: senteval (tokenised, lower-cased) or raw (original files).")] = "senteval",
+    fix_stsb_labels: Annotated[bool, typer.Option(help="Rescale STS-B 0-5 to 1-5 before SentEval's relatedness encoding (SentEval #83).")] = False,
+    features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).")] = 1111,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form.")] = 1000,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
+    batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 128,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metric records as JSON instead of a table.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+) -> None:
+    """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
+    set_quiet(quiet)
+    options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
+                          device=device, features=str(features) if features else None)
+    encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
+    with progress_bar(f"encoding with {encoder.name}") as update:
+        evaluation = run_tasks(
+            encoder, task, data_dir=data_dir, options=options,
+            cache=EmbeddingCache(cache_dir) if cache else None,
+            batch_size=batch_size, log=log, progress=update,
+        )
+    if evaluation.cache_stats:
+        log(f"embedding cache: {evaluation.cache_stats['hits']} hits, {evaluation.cache_stats['misses']} encoded")
+    if save:
+        path = evaluation.save(runs_dir)
+        log(f"run written to {path}")
+    if as_json:
+        out.print_json(json.dumps([r.to_dict() for r in evaluation.records]))
+        return
+    table = Table(title=f"{encoder.name} ({evaluation.encoder['fingerprint']})")
+    for column in ("task", "subset", "metric", "value", "95% CI", "n"):
+        table.add_column(column, justify="right" if column in ("value", "n") else "left")
+    for r in evaluation.records:
+        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
+        table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n))
+    out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_plugins)
+    app.command("eval")(eval_command)

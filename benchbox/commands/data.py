@@ -1,0 +1,123 @@
+"""``benchbox data status|verify|import|fetch``: what the data root holds, checksums, import, download."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from benchbox import download
+from benchbox.console import log, out
+from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
+from benchbox.errors import BenchboxError
+
+DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data root (default: $BENCHBOX_DATA, else the user data dir).")]
+SENTEVAL_PREFIX = "senteval/downstream/"
+
+data_app = typer.Typer(help="Inspect, verify, import and download datasets.", no_args_is_help=True)
+
+
+@data_app.command("status")
+def status(data_dir: DataDir = None) -> None:
+    """Per dataset: how many of its files are present, and where (data root or embedded default)."""
+    root = DataRoot(data_dir)
+    table = Table(title=f"data root: {root.root}")
+    for column in ("dataset", "files", "state", "location"):
+        table.add_column(column)
+    for name, files in known_files().items():
+        located = [root.locate(f.path) for f in files]
+        present = [p for p in located if p is not None]
+        embedded = [p for p in present if EMBEDDED_ROOT in p.parents]
+        state = "present" if len(present) == len(files) else ("partial" if present else "missing")
+        where = "embedded" if embedded and len(embedded) == len(present) else ("root" if present else "-")
+        style = {"present": "green", "partial": "yellow", "missing": "red"}[state]
+        table.add_row(name, f"{len(present)}/{len(files)}", f"[{style}]{state}[/{style}]", where)
+    out.print(table)
+
+
+@data_app.command("verify")
+def verify(data_dir: DataDir = None) -> None:
+    """Check the sha256 of every present file against the packaged manifest; exit 1 on any mismatch."""
+    root = DataRoot(data_dir)
+    bad = checked = 0
+    for files in known_files().values():
+        for f in files:
+            path = root.locate(f.path)
+            if path is None:
+                continue
+            checked += 1
+            if sha256_file(path) != f.sha256:
+                bad += 1
+                out.print(f"[red]MISMATCH[/red] {root.label(path)}")
+    out.print(f"{checked} files checked, {bad} mismatched")
+    if bad:
+        raise typer.Exit(1)
+
+
+@data_app.command("import")
+def import_senteval(
+    source: Annotated[Path, typer.Argument(help="An existing SentEval data/downstream folder.")],
+    data_dir: DataDir = None,
+    force: Annotated[bool, typer.Option(help="Replace files in the data root that differ.")] = False,
+) -> None:
+    """Copy the known files of a SentEval ``data/downstream`` folder into the data root (verified)."""
+    if not source.is_dir():
+        raise BenchboxError(f"{source} is not a folder: give the path of SentEval's data/downstream")
+    root = DataRoot(data_dir).root
+    copied = same = 0
+    mismatched, conflicts = [], []
+    for files in known_files().values():
+        for f in files:
+            if not f.path.startswith(SENTEVAL_PREFIX):
+                continue
+            src = source / f.path[len(SENTEVAL_PREFIX):]
+            if not src.is_file():
+                continue
+            if sha256_file(src) != f.sha256:
+                mismatched.append(str(src))
+                continue
+            dest = root / f.path
+            if dest.is_file():
+                if sha256_file(dest) == f.sha256:
+                    same += 1
+                    continue
+                if not force:
+                    conflicts.append(str(dest))
+                    continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            part = dest.with_name(f".{dest.name}.part")
+            shutil.copyfile(src, part)
+            os.replace(part, dest)
+            copied += 1
+    out.print(f"imported {copied} files into {root} ({same} already there)")
+    for path in mismatched:
+        log(f"skipped {path}: its checksum differs from the release benchbox knows")
+    if conflicts:
+        raise BenchboxError(
+            f"{len(conflicts)} files in the data root differ from the verified ones (e.g. {conflicts[0]}); "
+            "nothing was overwritten: re-run with --force to replace them"
+        )
+    if copied + same == 0:
+        raise BenchboxError(f"no known SentEval file found under {source}: is it SentEval's data/downstream?")
+
+
+@data_app.command("fetch")
+def fetch(
+    names: Annotated[list[str], typer.Argument(help="Dataset names (see `benchbox data status`).")],
+    data_dir: DataDir = None,
+    mirror: Annotated[Optional[str], typer.Option(help="Base URL replacing the official host and path.")] = None,
+) -> None:
+    """Download datasets from their official sources; every file is verified before it lands."""
+    root = DataRoot(data_dir).root
+    for name in names:
+        for src in download.sources(name):
+            written = download.fetch(src, root, mirror=mirror, log=log)
+            out.print(f"{name}: {len(written)} files written to {root}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data_app, name="data")

