@@ -48,7 +48,7 @@ class TaskOptions:
     fix_stsb_labels: bool = False
     #: seed of every random choice a task makes (SentEval's default)
     seed: int = 1111
-    #: bootstrap resamples for intervals that have no closed form
+    #: bootstrap resamples for intervals that have no closed form (0: skip them, NaN intervals)
     bootstrap: int = 1000
     #: ``"auto"``, ``"cpu"`` or ``"cuda"`` for tasks with a trained probe
     device: str = "auto"

