@@ -1,1 +1,69 @@
-"""Report rendering: markdown and self-contained HTML with figures."""
+"""Report rendering: markdown and self-contained HTML with figures (``benchbox report``).
+
+``write_report(["runs/a", "runs/b"], "report.html", compare=True, references=["paper:merkx2019/glove-bow"])``
+opens the runs, optionally compares them (:func:`benchbox.compare.compare`), builds the format-neutral
+:class:`~benchbox.reports.document.Report` (:func:`~benchbox.reports.build.build_report`) and renders it.
+Output is deterministic: the same runs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from benchbox.errors import BenchboxError
+
+FORMATS = {"md": (".md", ".markdown"), "html": (".html", ".htm")}
+
+
+def resolve_format(fmt: str | None, out: Path | None) -> str:
+    """``fmt`` if given, else from ``out``'s suffix, else markdown; a clear error for anything else."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise BenchboxError(f"unknown report format {fmt!r}: use {' or '.join(FORMATS)}")
+        return fmt
+    if out is not None:
+        for name, suffixes in FORMATS.items():
+            if out.suffix.lower() in suffixes:
+                return name
+        raise BenchboxError(f"cannot tell the report format from {out.name!r}: give --format md or --format html")
+    return "md"
+
+
+def write_report(
+    runs: list[str | os.PathLike],
+    out: str | os.PathLike | None = None,
+    *,
+    fmt: str | None = None,
+    compare: bool = False,
+    references: list[str] | None = None,
+    log: Callable[[str], None] = lambda message: None,
+) -> Path:
+    """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
+    ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
+    runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``log``: progress
+    messages."""
+    from benchbox.reports import html, markdown
+    from benchbox.reports.build import build_report
+    from benchbox.reports.significance import compare_pairs
+    from benchbox.reports.sources import open_runs, reference_sources, run_sources
+
+    out_path = Path(out) if out is not None else None
+    fmt = resolve_format(fmt, out_path)
+    out_path = out_path or Path(f"report{FORMATS[fmt][0]}")
+    opened = open_runs(list(runs))
+    sources = run_sources(opened) + reference_sources(list(references or []))
+    comparison = None
+    if compare:
+        comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
+                                    for s in sources if s.run is None or s.run.kind == "eval"], log)
+    report = build_report(sources, comparison)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "html":
+        out_path.write_text(html.render(report), encoding="utf-8")
+        return out_path
+    return markdown.write(report, out_path)
+
+
+__all__ = ["FORMATS", "resolve_format", "write_report"]

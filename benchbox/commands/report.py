@@ -1,0 +1,30 @@
+"""``benchbox report``: markdown or self-contained HTML from runs, with figures and optional significance tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from benchbox.console import log, out, set_quiet
+
+
+def report_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (or folders of runs, e.g. runs/), in the order to show them.")],
+    compare: Annotated[bool, typer.Option("--compare", help="Add pairwise significance tests between the evaluation runs (and references).")] = False,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="md or html (default: from --out's suffix, else md).")] = None,
+    out_path: Annotated[Optional[Path], typer.Option("--out", help="Output file (default report.md / report.html); markdown figures go to <stem>_figures/ beside it.")] = None,
+    reference: Annotated[Optional[list[str]], typer.Option("--reference", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k; repeatable.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages (the comparisons being run).")] = False,
+) -> None:
+    """Write a report on runs: provenance, semantic table and figure, retrieval, transfer, significance, training curves."""
+    from benchbox.reports import write_report
+
+    set_quiet(quiet)
+    path = write_report(runs, out_path, fmt=fmt, compare=compare, references=reference or [], log=log)
+    out.print(str(path), highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_command)

@@ -1,0 +1,392 @@
+"""Compare encoders with confidence intervals and significance tests (PROTOCOLS.md §6): ``benchbox compare``.
+
+Sources are run folders, encoder names or trained-model folders (evaluated on demand through the embedding
+cache and saved as runs) or published comparators (``paper:merkx2019/...``, :mod:`benchbox.published`).
+Every pair of sources is compared on every task × subset × metric both have, paired item by item —
+``(subset, item)`` for pair and classification items, ``(subset, direction, query)`` for retrieval queries.
+The test follows the per-item columns, not the task name:
+
+- correlations (items with ``gold`` and ``score``): per subset, Pearson/Spearman by Williams' t (default)
+  or Steiger's Z, difference interval by Zou (2007) (Spearman: the same on ranks); per-year aggregates
+  (subset ``all``: ``*_mean``, ``*_wmean``, ``*_pooled``) by a paired bootstrap stratified by subset; ``mse``
+  by a paired bootstrap;
+- ranks (items with ``direction`` and ``rank``): R@K by McNemar's exact test on hit@K (interval: paired
+  bootstrap of the recall difference), median and mean rank by Wilcoxon's signed-rank test (interval: paired
+  bootstrap of the median/mean, folds as strata — the median is the lower median, not VSE++'s floor);
+- classification (items with ``correct``): accuracy by McNemar's exact test (interval: paired bootstrap);
+- no per-item scores on one side (published numbers): Pearson rows by the worst case over the unknown
+  r(A, B) (:func:`benchbox.stats.unknown_r_ab_test`), flagged ``approximate``.
+
+The ``test`` column names the test: ``williams``, ``steiger``, ``bootstrap``, ``bootstrap (strata)``
+(``statistic`` = difference / bootstrap SE), ``mcnemar`` (statistic = the smaller discordant count),
+``wilcoxon``, ``steiger-worst-case``. Rows without a paired test (e.g. ``rsum``, dev scores, F1) are left out. p-values are adjusted over all rows
+of a pair (Holm 1979; Benjamini & Hochberg 1995); the verdict uses the chosen correction at 5%.
+
+Summary units ("tasks", as Merkx & Frank 2019 count their 26): one per subset of a correlation task with its
+Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
+per retrieval direction with R@10, one per classification subset with accuracy.
+
+Seed variance: runs of one configuration (same encoder name, configuration and evaluation options except
+seeds, different fingerprints) get mean ± sd across seeds in :attr:`Comparison.seeds`, beside the
+resampling intervals of the single runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from benchbox import published, stats
+from benchbox.errors import BenchboxError
+from benchbox.evaluation import run_tasks
+from benchbox.store import MANIFEST, Run
+from benchbox.task import TaskOptions, resolve_tasks
+
+COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
+           "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
+           "p_bh", "verdict", "approximate", "unit"]
+SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
+VERDICTS = ("better", "worse", "no significant difference")
+LOWER_IS_BETTER = {"medr", "meanr", "mse"}
+CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
+UNIT_METRICS = {"correlation": "pearson", "ranks": "r10", "classification": "accuracy"}
+ALPHA = 0.05
+
+
+@dataclass
+class Source:
+    """One side of a comparison: metric rows, per-item scores (if any) and provenance."""
+
+    label: str
+    metrics: pd.DataFrame
+    items: Callable[[str], pd.DataFrame | None]
+    #: runs only: encoder name + configuration without seeds (groups the seeds of one configuration)
+    config_key: str | None = None
+    fingerprint: str | None = None
+    path: Path | None = None
+
+    def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
+        m = self.metrics
+        rows = m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]
+        return rows.iloc[0] if len(rows) else None
+
+
+def _without_seeds(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_seeds(v) for k, v in value.items() if "seed" not in k.lower()}
+    return value
+
+
+def run_source(run: Run) -> Source:
+    encoder = run.manifest.get("encoder") or {}
+    name = encoder.get("name", run.run_id)
+    fingerprint = encoder.get("fingerprint")
+    key = json.dumps({"name": name, "config": _without_seeds(encoder.get("config", {})),
+                      "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
+    label = f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
+    return Source(label, run.metrics, run.items, key, fingerprint, run.path)
+
+
+def paper_source(name: str) -> Source:
+    result = published.paper_result(name)
+    return Source(name, result.metrics, lambda task: None)
+
+
+def _is_eval_run(path: Path) -> bool:
+    return (path / MANIFEST).is_file() and Run.open(path).kind == "eval"
+
+
+def resolve_sources(
+    specs: list[str],
+    tasks: list[str] | None,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    runs_dir: str | os.PathLike = "runs",
+    options: TaskOptions | None = None,
+    cache: bool = True,
+    log: Callable[[str], None] = lambda message: None,
+) -> list[Source]:
+    """Open runs and published comparators; evaluate encoder names / model folders on ``tasks`` (default:
+    the tasks of the given runs and comparators) and save those runs under ``runs_dir``."""
+    sources: list[Source | str] = []
+    for spec in specs:
+        if published.is_paper(spec):
+            sources.append(paper_source(spec))
+        elif _is_eval_run(Path(spec)):
+            sources.append(run_source(Run.open(spec)))
+        else:
+            sources.append(spec)
+    pending = [s for s in sources if isinstance(s, str)]
+    if pending:
+        names = tasks or sorted({t for s in sources if isinstance(s, Source) for t in s.metrics["task"]})
+        if not names:
+            raise BenchboxError(f"name the tasks to evaluate {', '.join(pending)} on (--task)")
+        for i, spec in enumerate(sources):
+            if isinstance(spec, str):
+                path = run_tasks(spec, names, data_dir=data_dir, options=options, cache=cache, log=log).save(runs_dir)
+                log(f"run written to {path}")
+                sources[i] = run_source(Run.open(path))
+    resolved = [s for s in sources if isinstance(s, Source)]
+    counts = pd.Series([s.label for s in resolved]).value_counts()
+    for s in resolved:
+        if counts[s.label] > 1:
+            s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
+    return resolved
+
+
+def item_kind(items: pd.DataFrame) -> str:
+    """``correlation``, ``ranks`` or ``classification``, from the per-item columns."""
+    columns = set(items.columns)
+    if {"direction", "query", "rank"} <= columns:
+        return "ranks"
+    if {"gold", "score", "item"} <= columns:
+        return "correlation"
+    if {"correct", "item"} <= columns:
+        return "classification"
+    raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
+
+
+def _pair_items(ia: pd.DataFrame, ib: pd.DataFrame, keys: list[str], task: str) -> pd.DataFrame:
+    ia = ia.assign(subset=ia["subset"].astype(str))
+    ib = ib.assign(subset=ib["subset"].astype(str))
+    merged = ia.merge(ib, on=keys, suffixes=("_a", "_b"), validate="one_to_one")
+    if not (len(merged) == len(ia) == len(ib)):
+        raise BenchboxError(f"{task}: the two runs scored different items ({len(ia)} vs {len(ib)}, "
+                            f"{len(merged)} shared): were they evaluated on the same data and protocol?")
+    if "gold_a" in merged and not np.allclose(merged["gold_a"], merged["gold_b"]):
+        raise BenchboxError(f"{task}: the two runs have different gold scores for the same items")
+    return merged
+
+
+def weighted_mse(w: np.ndarray, gold: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Mean squared error of ``score`` against ``gold`` in each resample."""
+    return (w * (score - gold) ** 2).sum(axis=1) / w.sum(axis=1)
+
+
+@dataclass
+class _Pair:
+    a: Source
+    b: Source
+    test: str
+    n_boot: int
+    seed: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, task: str, subset: str, metric: str, test: str, statistic: float, p: float,
+            diff_ci: tuple[float, float], *, unit: bool, approximate: bool = False) -> None:
+        ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
+        self.rows.append({
+            "task": task, "subset": subset, "metric": metric, "model_a": self.a.label, "model_b": self.b.label,
+            "value_a": float(ra["value"]), "ci_low_a": float(ra["ci_low"]), "ci_high_a": float(ra["ci_high"]),
+            "value_b": float(rb["value"]), "ci_low_b": float(rb["ci_low"]), "ci_high_b": float(rb["ci_high"]),
+            "diff": float(ra["value"]) - float(rb["value"]), "diff_ci_low": float(diff_ci[0]),
+            "diff_ci_high": float(diff_ci[1]), "test": test, "statistic": float(statistic), "p": float(p),
+            "approximate": approximate, "unit": unit,
+        })
+
+    def bootstrap(self, gold, score_a, score_b, **kwargs: Any) -> stats.BootstrapResult:
+        return stats.paired_bootstrap(gold, score_a, score_b, n_boot=self.n_boot, seed=self.seed, **kwargs)
+
+    def shared_rows(self, task: str) -> list[tuple[str, str]]:
+        ma = self.a.metrics[self.a.metrics["task"] == task]
+        mb = self.b.metrics[self.b.metrics["task"] == task]
+        keys_b = set(zip(mb["subset"].astype(str), mb["metric"]))
+        return [k for k in zip(ma["subset"].astype(str), ma["metric"]) if k in keys_b]
+
+    def correlation(self, task: str, merged: pd.DataFrame) -> None:
+        by_subset = dict(tuple(merged.groupby("subset", sort=False)))
+        for subset, metric in self.shared_rows(task):
+            if subset in by_subset and metric in ("pearson", "spearman"):
+                part = by_subset[subset]
+                g, a, b = (part[c].to_numpy(float) for c in ("gold_a", "score_a", "score_b"))
+                if metric == "spearman":
+                    g, a, b = rankdata(g), rankdata(a), rankdata(b)
+                r_ga, r_gb, r_ab = (float(np.clip(np.nan_to_num(np.corrcoef(x, y)[0, 1]), -1, 1))
+                                    for x, y in ((g, a), (g, b), (a, b)))
+                statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
+                self.add(task, subset, metric, self.test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)),
+                         unit=metric == "pearson")
+            elif subset == "all" and metric.count("_") == 1 and metric.split("_")[1] in stats.AGGREGATES:
+                method, aggregate = metric.split("_")
+                result = self.bootstrap(merged["gold_a"], merged["score_a"], merged["score_b"],
+                                        strata=merged["subset"], statistic=method, aggregate=aggregate)
+                self.add(task, subset, metric, "bootstrap (strata)", result.z, result.p, result.ci,
+                         unit=False)
+            elif subset in by_subset and metric == "mse":
+                part = by_subset[subset]
+                result = self.bootstrap(part["gold_a"], part["score_a"], part["score_b"], statistic=weighted_mse)
+                self.add(task, subset, metric, "bootstrap", result.z, result.p, result.ci, unit=False)
+
+    def ranks(self, task: str, merged: pd.DataFrame) -> None:
+        for subset, metric in self.shared_rows(task):
+            part = merged[merged["direction"] == subset]
+            if part.empty:
+                continue
+            ra, rb, folds = part["rank_a"].to_numpy(float), part["rank_b"].to_numpy(float), part["subset"]
+            if metric in ("r1", "r5", "r10"):
+                k = int(metric[1:])
+                statistic, p = stats.mcnemar_test(ra <= k, rb <= k)
+                result = self.bootstrap(None, 100.0 * (ra <= k), 100.0 * (rb <= k), strata=folds,
+                                        statistic=stats.weighted_mean)
+                self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=metric == "r10")
+            elif metric in ("medr", "meanr"):
+                statistic, p = stats.wilcoxon_test(ra, rb)
+                kind = stats.weighted_median if metric == "medr" else stats.weighted_mean
+                result = self.bootstrap(None, ra, rb, strata=folds, statistic=kind)
+                self.add(task, subset, metric, "wilcoxon", statistic, p, result.ci, unit=False)
+
+    def classification(self, task: str, merged: pd.DataFrame) -> None:
+        for subset, metric in self.shared_rows(task):
+            if metric != "accuracy":
+                continue
+            part = merged[merged["subset"] == subset] if subset in set(merged["subset"]) else merged
+            ca, cb = part["correct_a"].to_numpy(bool), part["correct_b"].to_numpy(bool)
+            value = float(self.a.value(task, subset, metric)["value"])
+            scale = 100.0 if value > 1.0 else 1.0
+            statistic, p = stats.mcnemar_test(ca, cb)
+            result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
+            self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True)
+
+    def approximate(self, task: str) -> None:
+        for subset, metric in self.shared_rows(task):
+            if metric != "pearson":
+                continue
+            ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
+            if int(ra["n"]) != int(rb["n"]) or int(ra["n"]) <= 3:
+                continue
+            z, p, low, high = stats.unknown_r_ab_test(float(ra["value"]), float(rb["value"]), int(ra["n"]))
+            self.add(task, subset, metric, "steiger-worst-case", z, p, (low, high), unit=True,
+                     approximate=True)
+
+    def compare(self, tasks: Iterable[str]) -> pd.DataFrame:
+        for task in tasks:
+            ia, ib = self.a.items(task), self.b.items(task)
+            if ia is None or ib is None or ia.empty or ib.empty:
+                self.approximate(task)
+                continue
+            kind = item_kind(ia)
+            if item_kind(ib) != kind:
+                raise BenchboxError(f"{task}: the two runs store different kinds of per-item scores")
+            keys = ["subset", "direction", "query"] if kind == "ranks" else ["subset", "item"]
+            getattr(self, kind)(task, _pair_items(ia, ib, keys, task))
+        return pd.DataFrame(self.rows, columns=COLUMNS)
+
+
+def _verdicts(table: pd.DataFrame, correction: str) -> pd.Series:
+    p = table["p_holm" if correction == "holm" else "p_bh"]
+    lower = table["metric"].isin(LOWER_IS_BETTER)
+    a_better = np.where(lower, table["diff"] < 0, table["diff"] > 0)
+    verdict = np.where(a_better, "better", "worse")
+    return pd.Series(np.where(p < ALPHA, verdict, VERDICTS[2]), index=table.index)
+
+
+def seed_variance(sources: list[Source]) -> pd.DataFrame:
+    """Mean ± sd across the runs of each configuration that has at least two distinct fingerprints."""
+    groups: dict[str, list[Source]] = {}
+    for s in sources:
+        if s.config_key is not None:
+            groups.setdefault(s.config_key, []).append(s)
+    frames = []
+    for members in groups.values():
+        if len({m.fingerprint for m in members}) < 2:
+            continue
+        both = pd.concat([m.metrics.assign(run=m.label) for m in members], ignore_index=True)
+        both["subset"] = both["subset"].astype(str)
+        agg = both.groupby(["task", "subset", "metric"], sort=False).agg(
+            n_seeds=("value", "size"), mean=("value", "mean"), sd=("value", "std"),
+            ci_low_mean=("ci_low", "mean"), ci_high_mean=("ci_high", "mean"),
+            runs=("run", lambda r: ", ".join(r))).reset_index()
+        name = json.loads(members[0].config_key)["name"]
+        frames.append(agg.assign(model=f"{name} ({len(members)} seeds)"))
+    return pd.concat(frames, ignore_index=True)[SEED_COLUMNS] if frames else pd.DataFrame(columns=SEED_COLUMNS)
+
+
+@dataclass
+class Comparison:
+    """All pairwise comparisons: :attr:`table` (one row per pair × task × subset × metric, see ``COLUMNS``),
+    :attr:`seeds` (seed variance per configuration), the model labels and the correction the verdicts use."""
+
+    table: pd.DataFrame
+    models: list[str]
+    correction: str = "holm"
+    seeds: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SEED_COLUMNS))
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(dict.fromkeys(zip(self.table["model_a"], self.table["model_b"])))
+
+    def summary_lines(self) -> list[str]:
+        """One line per pair: better / worse / no significant difference over the summary units."""
+        lines = []
+        for a, b in self.pairs():
+            rows = self.table[(self.table["model_a"] == a) & (self.table["model_b"] == b) & self.table["unit"]]
+            counts = rows["verdict"].value_counts()
+            note = " (approximate: published numbers, no per-item scores)" if rows["approximate"].any() else ""
+            lines.append(
+                f"{a} significantly better than {b} on {counts.get('better', 0)} of {len(rows)} tasks, "
+                f"worse on {counts.get('worse', 0)}, no significant difference on "
+                f"{counts.get(VERDICTS[2], 0)} ({self.correction}-corrected, 5%){note}"
+            )
+        return lines
+
+    def to_csv(self, path: str | os.PathLike) -> None:
+        self.table.to_csv(path, index=False)
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                    for row in json.loads(frame.to_json(orient="records"))]
+
+        payload = {"models": self.models, "correction": self.correction, "alpha": ALPHA,
+                   "summary": self.summary_lines(), "comparisons": records(self.table), "seeds": records(self.seeds)}
+        Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def compare(
+    sources: list[str],
+    tasks: list[str] | None = None,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    runs_dir: str | os.PathLike = "runs",
+    test: str = "williams",
+    correction: str = "holm",
+    n_boot: int = 1000,
+    seed: int = 1111,
+    options: TaskOptions | None = None,
+    cache: bool = True,
+    log: Callable[[str], None] = lambda message: None,
+) -> Comparison:
+    """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
+    groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
+    ``correction``: ``holm`` or ``bh`` for the verdicts."""
+    if test not in CORRELATION_TESTS:
+        raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
+    if correction not in ("holm", "bh"):
+        raise BenchboxError(f"unknown correction {correction!r}: use holm or bh")
+    if len(sources) < 2:
+        raise BenchboxError("compare needs at least two runs, encoders or comparators")
+    names = [t.name for t in resolve_tasks(tasks)] if tasks else None
+    resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
+                               cache=cache, log=log)
+    frames = []
+    for a, b in itertools.combinations(resolved, 2):
+        shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
+        chosen = [t for t in shared if names is None or t in names]
+        if not chosen:
+            raise BenchboxError(f"{a.label} and {b.label} share no task" + (f" among {', '.join(names)}" if names else ""))
+        table = _Pair(a, b, test, n_boot, seed).compare(chosen)
+        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
+        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
+        table["verdict"] = _verdicts(table, correction)
+        frames.append(table)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved))

@@ -1,0 +1,69 @@
+"""How numbers appear in reports: correlations × 100 (as Merkx & Frank 2019 print them), percentages and ranks
+with one decimal, intervals in brackets or as ± half-widths, p-values with three decimals."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+#: metrics stored as raw correlations in [-1, 1] (also their ``_mean``/``_wmean``/``_pooled`` aggregates)
+CORRELATIONS = ("pearson", "spearman")
+#: metrics already in percent or rank units: shown with one decimal as stored
+ONE_DECIMAL = ("accuracy", "f1", "r1", "r5", "r10", "rsum", "medr", "meanr")
+MISSING = "—"
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def scale(metric: str) -> float:
+    """The display factor of ``metric``: 100 for correlations, 1 otherwise."""
+    return 100.0 if metric.split("_")[0] in CORRELATIONS else 1.0
+
+
+def one_decimal(value: Any) -> str:
+    return MISSING if is_missing(value) else f"{float(value):.1f}"
+
+
+def number(value: Any, metric: str) -> str:
+    """``value`` of ``metric`` in display units (``—`` when missing)."""
+    if is_missing(value):
+        return MISSING
+    value = float(value) * scale(metric)
+    if scale(metric) != 1.0 or metric in ONE_DECIMAL:
+        return f"{value:.1f}"
+    return f"{value:.4g}"
+
+
+def with_interval(value: Any, low: Any, high: Any, metric: str) -> str:
+    """``42.3 [36.2, 48.0]``; the bare value when there is no interval."""
+    if is_missing(low) or is_missing(high):
+        return number(value, metric)
+    return f"{number(value, metric)} [{number(low, metric)}, {number(high, metric)}]"
+
+
+def plus_minus(value: Any, low: Any, high: Any, metric: str) -> str:
+    """``27.5 ± 2.8`` as in the paper's Table 2; ``27.5 +2.9/−2.7`` when the interval is not symmetric at the
+    displayed precision; the bare value when there is no interval."""
+    if is_missing(value) or is_missing(low) or is_missing(high):
+        return number(value, metric)
+    above = number(float(high) - float(value), metric)
+    below = number(float(value) - float(low), metric)
+    if above == below:
+        return f"{number(value, metric)} ± {above}"
+    return f"{number(value, metric)} +{above}/−{below}"
+
+
+def p_value(p: Any) -> str:
+    if is_missing(p):
+        return MISSING
+    return "<0.001" if float(p) < 0.001 else f"{float(p):.3f}"
+
+
+def plain(value: Any) -> str:
+    """A configuration value as text: strings as they are, everything else as compact JSON-like text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)

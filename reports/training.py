@@ -1,0 +1,142 @@
+"""What training runs contribute: per-epoch curves (the paper's Figure 4) and model selection across sizes and
+architectures (its Figure 2).
+
+Read from the run folder as ``benchbox train`` writes it: ``manifest.json`` ``snapshots`` (per snapshot:
+``epoch``, ``score`` = the selection criterion, mean dev R@10, and ``dev`` retrieval metrics), ``semantic.csv``
+(per snapshot metric records with an ``epoch`` column, written with ``--eval-semantic``) and ``history.csv``
+(per epoch: ``loss``; InferSent: ``train_acc``, ``dev_acc``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from benchbox.errors import BenchboxError
+from benchbox.reports import formatting as fmt
+from benchbox.reports.document import Table
+from benchbox.store import Run
+
+CURVE_COLUMNS = ["panel", "series", "epoch", "value", "ci_low", "ci_high"]
+DEV_PANEL = "dev retrieval (%)"
+SEMANTIC_PANEL = "Pearson r × 100"
+LOSS_PANEL = "training loss"
+ACCURACY_PANEL = "accuracy (%)"
+
+
+def _read_csv(run: Run, name: str) -> pd.DataFrame | None:
+    path = run.path / name
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"subset": str})
+    except (OSError, ValueError) as exc:
+        raise BenchboxError(f"unreadable {path}: {exc}") from exc
+
+
+def snapshots(run: Run) -> list[dict]:
+    """The run's snapshot records sorted by epoch."""
+    return sorted((s for s in run.manifest.get("snapshots") or [] if "epoch" in s), key=lambda s: s["epoch"])
+
+
+def semantic_headlines(run: Run) -> pd.DataFrame:
+    """One headline score per task and snapshot from ``semantic.csv``: the year's unweighted mean Pearson for
+    STS12–16 (subset ``all``, ``pearson_mean``), test Pearson otherwise; values × 100. Columns: series, epoch,
+    value, ci_low, ci_high."""
+    frame = _read_csv(run, "semantic.csv")
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=["series", "epoch", "value", "ci_low", "ci_high"])
+    missing = {"epoch", "task", "subset", "metric", "value", "ci_low", "ci_high"} - set(frame.columns)
+    if missing:
+        raise BenchboxError(f"{run.path / 'semantic.csv'} lacks the columns {', '.join(sorted(missing))}")
+    mean = frame[(frame["subset"] == "all") & (frame["metric"] == "pearson_mean")].assign(series=lambda f: f["task"] + " mean")
+    test = frame[(frame["subset"] == "test") & (frame["metric"] == "pearson") & ~frame["task"].isin(mean["task"])]
+    rows = pd.concat([mean, test.assign(series=test["task"])])
+    rows = rows.assign(**{c: rows[c].astype(float) * 100 for c in ("value", "ci_low", "ci_high")})
+    order = list(dict.fromkeys(frame["task"]))
+    rows = rows.assign(rank=rows["task"].map(order.index)).sort_values(["rank", "epoch"], kind="stable")
+    return rows[["series", "epoch", "value", "ci_low", "ci_high"]].reset_index(drop=True)
+
+
+def curves(run: Run) -> pd.DataFrame:
+    """Per-epoch curves of a training run (empty when it recorded none yet). Columns: CURVE_COLUMNS."""
+    parts = []
+    snaps = snapshots(run)
+    recall_keys = sorted({k for s in snaps for k in s.get("dev", {}) if k.endswith("_r10")})
+    for key in recall_keys:
+        parts.append(_points(DEV_PANEL, key.replace("_r10", " R@10"), [(s["epoch"], s["dev"].get(key)) for s in snaps]))
+    if len(recall_keys) > 1:
+        parts.append(_points(DEV_PANEL, "mean R@10 (selection)", [(s["epoch"], s.get("score")) for s in snaps]))
+    semantic = semantic_headlines(run)
+    if not semantic.empty:
+        parts.append(semantic.assign(panel=SEMANTIC_PANEL))
+    history = _read_csv(run, "history.csv")
+    if history is not None and "epoch" in history:
+        for column in history.columns:
+            panel = LOSS_PANEL if "loss" in column else ACCURACY_PANEL if column.endswith("acc") else None
+            if panel:
+                parts.append(_points(panel, column, list(zip(history["epoch"], history[column]))))
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[CURVE_COLUMNS]
+
+
+def _points(panel: str, series: str, points: list[tuple]) -> pd.DataFrame:
+    rows = [(panel, series, e, float(v), math.nan, math.nan) for e, v in points if v is not None]
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def _setting(run: Run, key: str) -> object:
+    """A training setting from the manifest's ``config`` (char-RNN) or ``training`` (InferSent) or encoder config."""
+    for block in (run.manifest.get("config"), run.manifest.get("training"), (run.manifest.get("encoder") or {}).get("config")):
+        if isinstance(block, dict) and key in block:
+            return block[key]
+    return None
+
+
+def selection(runs: list[tuple[str, Run]]) -> pd.DataFrame:
+    """Per training run with snapshots: its group (architecture, dataset, visual side, loss), hidden size, best
+    snapshot and its dev score, and the mean semantic headline at that snapshot (NaN without one)."""
+    rows = []
+    for label, run in runs:
+        snaps = snapshots(run)
+        if not snaps:
+            continue
+        best = max(snaps, key=lambda s: (s.get("score", -math.inf), s["epoch"]))
+        semantic = semantic_headlines(run)
+        at_best = semantic.loc[semantic["epoch"] == best["epoch"], "value"]
+        encoder = (run.manifest.get("encoder") or {}).get("name", "?")
+        details = ", ".join(str(v) for v in (_setting(run, "dataset"), _setting(run, "visual"), _setting(run, "loss")) if v)
+        rows.append({
+            "label": label, "group": f"{encoder} ({details})" if details else encoder,
+            "hidden": _setting(run, "hidden"), "epochs": len(snaps), "status": run.manifest.get("status", ""),
+            "best_epoch": best["epoch"], "score": float(best.get("score", math.nan)),
+            "semantic": float(at_best.mean()) if len(at_best) else math.nan,
+            "ensemble": ", ".join(run.manifest.get("ensemble") or []),
+        })
+    return pd.DataFrame(rows, columns=["label", "group", "hidden", "epochs", "status", "best_epoch", "score",
+                                       "semantic", "ensemble"])
+
+
+def selection_points(table: pd.DataFrame) -> pd.DataFrame:
+    """The model selection figure's data: panel, group, hidden, value (runs without a hidden size left out)."""
+    table = table[table["hidden"].notna()]
+    parts = [table.assign(panel="best dev R@10 (%)", value=table["score"])]
+    if table["semantic"].notna().any():
+        parts.append(table.assign(panel="Pearson × 100 at best snapshot", value=table["semantic"]))
+    points = pd.concat(parts, ignore_index=True)
+    return points[points["value"].notna()][["panel", "group", "hidden", "value"]]
+
+
+def selection_table(table: pd.DataFrame) -> Table:
+    body = [[r.label, r.group, fmt.MISSING if r.hidden is None or fmt.is_missing(r.hidden) else str(int(r.hidden)),
+             str(r.epochs), r.status, str(r.best_epoch), fmt.one_decimal(r.score), fmt.one_decimal(r.semantic),
+             r.ensemble or fmt.MISSING]
+            for r in table.itertuples()]
+    return Table(caption="Training runs: the snapshot with the best dev score (mean R@10 of both directions) and "
+                         "the mean semantic headline (Pearson × 100) at that snapshot",
+                 header=["Run", "Architecture", "Hidden", "Snapshots", "Status", "Best epoch", "Dev score",
+                         "Semantic", "Ensemble"],
+                 rows=body, numeric=[False, False, True, True, False, True, True, True, False])
