@@ -56,6 +56,13 @@ class TaskOptions:
     kfold: int = 10
     #: image features file for retrieval tasks
     features: str | None = None
+    #: retrieval: interval of the recalls, ``"wilson"`` (on the share of queries) or ``"bootstrap"``
+    #: (resampling images with their 5 captions; medr, meanr and rsum always use that bootstrap)
+    retrieval_ci: str = "wilson"
+    #: retrieval median rank: ``"vsepp"`` (⌊median of 1-based ranks⌋, as VSE++) or ``"median"`` (plain)
+    retrieval_medr: str = "vsepp"
+    #: retrieval ties with the target: ``"optimistic"`` (not counted; VSE++ on tie-free data) or ``"pessimistic"``
+    retrieval_ties: str = "optimistic"
 
 
 @dataclass

@@ -69,6 +69,9 @@ def eval_command(
     text: Annotated[str, typer.Option(help="STS text: senteval (tokenised, lower-cased) or raw (original files).")] = "senteval",
     fix_stsb_labels: Annotated[bool, typer.Option(help="Rescale STS-B 0-5 to 1-5 before SentEval's relatedness encoding (SentEval #83).")] = False,
     features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks.")] = None,
+    retrieval_ci: Annotated[str, typer.Option(help="Retrieval recall intervals: wilson (share of queries) or bootstrap (resampling images).")] = "wilson",
+    retrieval_medr: Annotated[str, typer.Option(help="Retrieval median rank: vsepp (floor of the median, as VSE++) or median.")] = "vsepp",
+    retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: optimistic (as VSE++ on tie-free data) or pessimistic.")] = "optimistic",
     seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).")] = 1111,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).")] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
@@ -79,7 +82,8 @@ def eval_command(
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
     set_quiet(quiet)
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
-                          device=device, features=str(features) if features else None)
+                          device=device, features=str(features) if features else None,
+                          retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties)
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
     with progress_bar(f"encoding with {encoder.name}") as update:
         evaluation = run_tasks(

@@ -1,0 +1,257 @@
+"""Image–caption retrieval tasks: Flickr8k and MSCOCO 1k/5k (PROTOCOLS.md §3; metrics in
+:mod:`benchbox.tasks.retrieval`, after VSE++ ``evaluation.py``, Faghri et al. 2018).
+
+Tasks (Karpathy & Fei-Fei 2015 splits):
+- ``retrieval``: Flickr8k test, 1000 images (Merkx & Frank 2019 Table 2); ``retrieval-flickr8k-dev``: its dev
+  split, for model selection.
+- ``retrieval-coco-1k``: mean over five consecutive 1000-image folds of the Karpathy 5k test set;
+  ``retrieval-coco-5k``: all 5000 at once; ``retrieval-coco-dev``: five 1k folds of the Karpathy 5k val set
+  (VSE++ validates on the first of them). Folds follow the order of ``coco/karpathy_{test,val}_images.txt``;
+  the captions come from Karpathy's ``dataset_coco.json`` (user-supplied, ``coco/`` in the data root) and must
+  cover exactly the listed images.
+
+The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`) and the task needs the image
+features file (``--features``), read with :func:`benchbox.image_features.load_features` in split order.
+
+Intervals (95%): recalls get a Wilson interval on the share of queries (``retrieval_ci="wilson"``, default)
+or a bootstrap over images (``"bootstrap"``). The bootstrap resamples images with replacement, each bringing
+its 5 captions (a caption's text → image rank and its siblings' are not independent), within each fold, and
+recomputes the fold-averaged metric from the fixed per-query ranks; percentile interval. Median rank, mean
+rank and rsum always take their interval from that bootstrap (``bootstrap`` = 0: no interval).
+Per-query ranks go into the run's items (columns ``subset, direction, query, rank, image_id``; ``subset`` is the
+fold, ``query`` the image index (i2t) or caption row (t2i) in split order) for paired tests between models.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from benchbox.captions import (
+    COCO_ID_LISTS,
+    FLICKR8K_SPLIT_LISTS,
+    FLICKR8K_TOKENS,
+    PER_IMAGE,
+    CaptionSplit,
+    load_caption_dataset,
+    load_flickr8k,
+    read_image_list,
+)
+from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.errors import BenchboxError
+from benchbox.stats import wilson_ci
+from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+from benchbox.tasks.retrieval import (
+    DIRECTIONS,
+    MEDR_CONVENTIONS,
+    RECALL_KS,
+    TIE_CONVENTIONS,
+    retrieval_metrics,
+)
+
+CI_METHODS = ("wilson", "bootstrap")
+RECALLS = tuple(f"r{k}" for k in RECALL_KS)
+METRICS = RECALLS + ("medr", "meanr")
+#: bootstrap resamples drawn at once (memory: batch × 5N int64)
+BOOTSTRAP_BATCH = 50
+
+
+def bootstrap_by_image(
+    i2t: np.ndarray, t2i: np.ndarray, *, n_boot: int, seed: int, medr: str, level: float = 0.95
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """Percentile intervals of every metric and rsum, resampling images (with their 5 captions) within folds.
+
+    ``i2t``: 1-based ranks [folds, m]; ``t2i``: [folds, m, 5] (caption k of image i at [f, i, k]). Each resample
+    draws m images per fold with replacement and averages the per-fold metrics, as the point estimate does.
+    Returns ``{(direction, metric): (low, high)}`` with ``("all", "rsum")``.
+    """
+    rng = np.random.default_rng(seed)
+    folds, m = i2t.shape
+    draws: dict[tuple[str, str], list[np.ndarray]] = {}
+    for start in range(0, n_boot, BOOTSTRAP_BATCH):
+        size = min(BOOTSTRAP_BATCH, n_boot - start)
+        picks = rng.integers(0, m, size=(size, folds, m))
+        samples = {
+            "i2t": np.take_along_axis(i2t[None], picks, axis=2),
+            "t2i": np.take_along_axis(t2i[None], picks[..., None], axis=2).reshape(size, folds, m * PER_IMAGE),
+        }
+        rsum = np.zeros(size)
+        for direction, ranks in samples.items():
+            values = {f"r{k}": 100.0 * (ranks <= k).mean(axis=2) for k in RECALL_KS}
+            median = np.median(ranks, axis=2)
+            values["medr"] = np.floor(median) if medr == "vsepp" else median
+            values["meanr"] = ranks.mean(axis=2)
+            for metric, per_fold in values.items():
+                draws.setdefault((direction, metric), []).append(per_fold.mean(axis=1))
+            rsum += sum(values[f"r{k}"].mean(axis=1) for k in RECALL_KS)
+        draws.setdefault(("all", "rsum"), []).append(rsum)
+    alpha = (1 - level) / 2
+    out = {}
+    for key, parts in draws.items():
+        low, high = np.quantile(np.concatenate(parts), [alpha, 1 - alpha])
+        out[key] = (float(low), float(high))
+    return out
+
+
+def check_options(options: TaskOptions) -> None:
+    """Clear errors for retrieval options outside their allowed values."""
+    for name, value, allowed in (
+        ("retrieval_ci", options.retrieval_ci, CI_METHODS),
+        ("retrieval_medr", options.retrieval_medr, MEDR_CONVENTIONS),
+        ("retrieval_ties", options.retrieval_ties, TIE_CONVENTIONS),
+    ):
+        if value not in allowed:
+            raise BenchboxError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    if options.retrieval_ci == "bootstrap" and options.bootstrap <= 0:
+        raise BenchboxError("retrieval_ci 'bootstrap' needs bootstrap resamples: set --bootstrap to a positive number")
+
+
+class Retrieval(Task):
+    """Image–caption retrieval on one split of a caption dataset (see the module docstring)."""
+
+    dataset: ClassVar[str]
+    split: ClassVar[str]
+    folds: ClassVar[int] = 1
+    main_score = "rsum"
+    reference = "VSE++ evaluation.py (Faghri et al. 2018); Karpathy & Fei-Fei (2015) splits"
+
+    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
+        if self.dataset == "flickr8k":
+            return FLICKR8K_TOKENS, FLICKR8K_SPLIT_LISTS[self.split]
+        return (COCO_ID_LISTS[self.split],)
+
+    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
+        """The split's images and captions, in the order that defines queries and folds."""
+        if self.dataset == "flickr8k":
+            return load_flickr8k(ctx.data, self.split)
+        id_list = ctx.data.path(COCO_ID_LISTS[self.split])
+        return load_caption_dataset(ctx.data, "coco", self.split).reordered(read_image_list(id_list), id_list)
+
+    def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
+        if not isinstance(encoder, ImageTextEncoder):
+            raise BenchboxError(
+                f"{self.name} needs an encoder with an image branch (a trained grounded model, e.g. a "
+                f"`benchbox train char-gru` run); {encoder.name!r} only encodes text"
+            )
+        options = ctx.options
+        if options.features is None:
+            raise BenchboxError(
+                f"{self.name} needs the image features of the {self.dataset} images: pass --features FILE "
+                "(make one with `benchbox features extract`)"
+            )
+        check_options(options)
+        from benchbox import image_features
+
+        caps = self.load_captions(ctx)
+        features = image_features.load_features(options.features, caps.image_ids)
+        ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
+        metrics = retrieval_metrics(
+            encoder.encode_images(features), ctx.embed(caps.captions), folds=self.folds,
+            similarity=encoder.similarity, medr=options.retrieval_medr, ties=options.retrieval_ties,
+            device=options.device,
+        )
+        features_file = Path(options.features)
+        sidecar = [image_features.ids_path(features_file)] if features_file.suffix == ".npy" else []
+        return TaskResult(
+            task=self.name,
+            metrics=self._records(metrics, options),
+            items=self._items(metrics, caps.image_ids),
+            protocol=self._protocol(metrics, options, encoder.similarity),
+            data_checksums=ctx.data.checksums([*caps.source_files, features_file, *sidecar]),
+        )
+
+    def _records(self, metrics: dict[str, Any], options: TaskOptions) -> list[MetricRecord]:
+        intervals: dict[tuple[str, str], tuple[float, float]] = {}
+        if options.bootstrap > 0:
+            m = len(metrics["i2t"]["ranks"]) // self.folds
+            intervals = bootstrap_by_image(
+                metrics["i2t"]["ranks"].reshape(self.folds, m),
+                metrics["t2i"]["ranks"].reshape(self.folds, m, PER_IMAGE),
+                n_boot=options.bootstrap, seed=options.seed, medr=options.retrieval_medr,
+            )
+        records = []
+        for direction in DIRECTIONS:
+            ranks = metrics[direction]["ranks"]
+            for metric in METRICS:
+                low, high = intervals.get((direction, metric), (math.nan, math.nan))
+                if metric in RECALLS and options.retrieval_ci == "wilson":
+                    low, high = (100.0 * v for v in wilson_ci(int((ranks <= int(metric[1:])).sum()), len(ranks)))
+                records.append(
+                    MetricRecord(self.name, direction, metric, metrics[direction][metric], low, high, len(ranks))
+                )
+        low, high = intervals.get(("all", "rsum"), (math.nan, math.nan))
+        n_queries = sum(len(metrics[d]["ranks"]) for d in DIRECTIONS)
+        records.append(MetricRecord(self.name, "all", "rsum", metrics["rsum"], low, high, n_queries))
+        return records
+
+    def _items(self, metrics: dict[str, Any], image_ids: list[str]) -> pd.DataFrame:
+        frames = []
+        ids = np.asarray(image_ids, dtype=object)
+        for direction in DIRECTIONS:
+            entry = metrics[direction]
+            query = np.arange(len(entry["ranks"]))
+            frames.append(pd.DataFrame({
+                "subset": ["all"] * len(query) if self.folds == 1 else [f"fold{f + 1}" for f in entry["fold"]],
+                "direction": direction,
+                "query": query,
+                "rank": entry["ranks"],
+                "image_id": ids[query if direction == "i2t" else query // PER_IMAGE],
+            }))
+        return pd.concat(frames, ignore_index=True)
+
+    def _protocol(self, metrics: dict[str, Any], options: TaskOptions, similarity: str) -> dict[str, Any]:
+        recall_ci = "Wilson 95% on the share of queries" if options.retrieval_ci == "wilson" else "image bootstrap"
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "images": len(metrics["i2t"]["ranks"]),
+            "captions": len(metrics["t2i"]["ranks"]),
+            "folds": self.folds,
+            "similarity": similarity,
+            "medr": options.retrieval_medr,
+            "ties": options.retrieval_ties,
+            "tied_queries": {d: metrics[d]["tied"] for d in DIRECTIONS},
+            "recall_ci": recall_ci,
+            "bootstrap": f"{options.bootstrap} resamples of images within folds, seed {options.seed}, percentile",
+            "features": options.features,
+            "definitions": "VSE++ evaluation.py i2t/t2i; R@K in percent; metrics averaged over folds",
+        }
+
+
+class RetrievalFlickr8k(Retrieval):
+    name = "retrieval"
+    description = "Image-caption retrieval, Flickr8k test (1000 images): R@1/5/10, medr, meanr, both directions"
+    dataset, split = "flickr8k", "test"
+
+
+class RetrievalFlickr8kDev(Retrieval):
+    name = "retrieval-flickr8k-dev"
+    description = "Image-caption retrieval, Flickr8k dev (1000 images), for model selection"
+    dataset, split = "flickr8k", "dev"
+    splits = ("dev",)
+
+
+class RetrievalCoco1k(Retrieval):
+    name = "retrieval-coco-1k"
+    description = "Image-caption retrieval, MSCOCO 1k: mean over five 1000-image folds of the Karpathy test set"
+    dataset, split, folds = "coco", "test", 5
+
+
+class RetrievalCoco5k(Retrieval):
+    name = "retrieval-coco-5k"
+    description = "Image-caption retrieval, MSCOCO 5k Karpathy test set"
+    dataset, split = "coco", "test"
+
+
+class RetrievalCocoDev(Retrieval):
+    name = "retrieval-coco-dev"
+    description = "Image-caption retrieval, MSCOCO Karpathy val: mean over five 1000-image folds, for model selection"
+    dataset, split, folds = "coco", "dev", 5
+    splits = ("dev",)
+
+
+RETRIEVAL_COCO = TaskGroup("retrieval-coco", ("retrieval-coco-1k", "retrieval-coco-5k"), "MSCOCO 1k and 5k retrieval")
