@@ -1,0 +1,44 @@
+"""``benchbox features extract``: ResNet-152 10-crop image features (PROTOCOLS.md §7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchbox.console import log, progress_bar, set_quiet
+
+features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
+
+
+@features_app.command("extract")
+def extract(
+    images: Annotated[Path, typer.Option(help="Folder of images (.jpg/.jpeg/.png, searched recursively); ids = file names.")],
+    out: Annotated[Path, typer.Option(help="Output file: .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars).")],
+    weights: Annotated[str, typer.Option(help="imagenet (torchvision's cache/download), PATH to a ResNet-152 state dict, or random (seeded random init: FOR TESTING ONLY).")] = "imagenet",
+    batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).")] = 16,
+    device: Annotated[str, typer.Option(help="auto (CUDA if available, else CPU), cpu, cuda or cuda:N.")] = "auto",
+    resume: Annotated[bool, typer.Option(help="Continue an existing --out file: keep its rows, compute only the missing images.")] = False,
+    workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).")] = 0,
+    skip_unreadable: Annotated[bool, typer.Option(help="Warn about and skip unreadable image files instead of stopping.")] = False,
+    save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.")] = 60.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+) -> None:
+    """ResNet-152 penultimate-layer features (2048-d), averaged over 10 crops, for every image in --images."""
+    from benchbox.feature_extraction import extract_features, load_resnet152
+
+    set_quiet(quiet)
+    model = load_resnet152(weights)
+    log(f"weights: {model.weights}")
+    with progress_bar("ResNet-152 features") as update:
+        summary = extract_features(images, out, model, batch_size=batch_size, device=device, resume=resume,
+                                   workers=workers, skip_unreadable=skip_unreadable, save_every_s=save_every,
+                                   progress=update)
+    rate = summary.computed / summary.seconds if summary.seconds else 0.0
+    log(f"{out}: {summary.computed} images computed, {summary.reused} kept from before, "
+        f"{len(summary.skipped)} skipped, {summary.seconds:.1f}s ({rate:.2f} images/s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(features_app, name="features")
