@@ -1,0 +1,17 @@
+"""Task groups spanning several modules: ``semantic`` (the paper's 26 semantic rows: STS12–16 subsets and
+their aggregates, supervised STS-B and SICK-R) and ``transfer`` (SentEval's classification set)."""
+
+from __future__ import annotations
+
+from benchbox.task import TaskGroup
+
+SEMANTIC = TaskGroup(
+    "semantic",
+    ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"),
+    "STS12–16 (unsupervised) + STS-B and SICK-R (supervised, SentEval)",
+)
+TRANSFER = TaskGroup(
+    "transfer",
+    ("mr", "cr", "subj", "mpqa", "trec", "mrpc", "sst2"),
+    "SentEval classification transfer: MR, CR, SUBJ, MPQA, TREC, MRPC, SST-2",
+)

@@ -1,0 +1,130 @@
+"""Readers for SentEval's classification transfer data (``senteval/downstream/...``; PROTOCOLS.md §4),
+parsing as SentEval's ``binary.py``, ``trec.py``, ``mrpc.py`` and ``sst.py`` do, and SentEval's row order.
+
+- MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:
+  ``subj.objective`` is the 1 class, ``subj.subjective`` the 0 class, as SentEval passes them).
+- TREC: ``COARSE:fine question`` (latin-1); the 6 coarse classes ABBR, DESC, ENTY, HUM, LOC, NUM → 0..5.
+- MRPC: tab-separated with a header line; label in column 1, the sentences in columns 4 and 5 (utf-8).
+- SST-2 (``SST/binary/sentiment-{train,dev,test}``): ``sentence<TAB>label`` (utf-8).
+
+Sentences are SentEval's whitespace tokens joined by single spaces. SentEval sorts each split by token count
+(then label) before encoding and runs its k-fold splitters on that order, so :func:`senteval_order` gives it
+(Python's stable sort, as SentEval's). Malformed lines raise a :class:`BenchboxError` naming file and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchbox.data import DataRoot
+from benchbox.errors import BenchboxError
+
+ROOT = "senteval/downstream"
+BINARY_FILES = {
+    "mr": (f"{ROOT}/MR/rt-polarity.pos", f"{ROOT}/MR/rt-polarity.neg"),
+    "cr": (f"{ROOT}/CR/custrev.pos", f"{ROOT}/CR/custrev.neg"),
+    "subj": (f"{ROOT}/SUBJ/subj.objective", f"{ROOT}/SUBJ/subj.subjective"),
+    "mpqa": (f"{ROOT}/MPQA/mpqa.pos", f"{ROOT}/MPQA/mpqa.neg"),
+}
+TREC_FILES = {"train": f"{ROOT}/TREC/train_5500.label", "test": f"{ROOT}/TREC/TREC_10.label"}
+TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+MRPC_FILES = {"train": f"{ROOT}/MRPC/msr_paraphrase_train.txt", "test": f"{ROOT}/MRPC/msr_paraphrase_test.txt"}
+SST2_FILES = {split: f"{ROOT}/SST/binary/sentiment-{split}" for split in ("train", "dev", "test")}
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """Labelled sentences (file order) and the files they came from."""
+
+    sentences: list[str]
+    labels: np.ndarray
+    paths: list[Path]
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Labelled sentence pairs (file order) and the file they came from."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    labels: np.ndarray
+    path: Path
+
+
+def _lines(path: Path, encoding: str) -> list[str]:
+    try:
+        return path.read_text(encoding=encoding).splitlines()
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{path} is not {encoding} text: {exc}") from None
+
+
+def _tokens(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_binary(data: DataRoot, task: str) -> Sentences:
+    """MR, CR, SUBJ or MPQA: the class-1 file's lines, then the class-0 file's."""
+    pos, neg = (data.path(p) for p in BINARY_FILES[task])
+    sentences = [_tokens(line) for path in (pos, neg) for line in _lines(path, "latin-1")]
+    n_pos = len(sentences) - len(_lines(neg, "latin-1"))
+    if n_pos == 0 or n_pos == len(sentences):
+        raise BenchboxError(f"{task}: {pos} and {neg} must both hold sentences")
+    labels = np.r_[np.ones(n_pos, dtype=np.int64), np.zeros(len(sentences) - n_pos, dtype=np.int64)]
+    return Sentences(sentences, labels, [pos, neg])
+
+
+def load_trec(data: DataRoot, split: str) -> Sentences:
+    """TREC ``train`` (5452 questions) or ``test`` (500), coarse labels."""
+    path = data.path(TREC_FILES[split])
+    sentences, labels = [], []
+    for lineno, line in enumerate(_lines(path, "latin-1"), 1):
+        target, _, rest = line.strip().partition(":")
+        parts = rest.split(" ", 1)
+        if target not in TREC_CLASSES or len(parts) != 2:
+            raise BenchboxError(f"{path}:{lineno}: expected 'COARSE:fine question' with COARSE in "
+                                f"{', '.join(TREC_CLASSES)}")
+        sentences.append(_tokens(parts[1]))
+        labels.append(TREC_CLASSES.index(target))
+    return Sentences(sentences, np.asarray(labels, dtype=np.int64), [path])
+
+
+def load_mrpc(data: DataRoot, split: str) -> Pairs:
+    """MRPC ``train`` (4076 pairs) or ``test`` (1725); label 1 = paraphrase."""
+    path = data.path(MRPC_FILES[split])
+    s1, s2, labels = [], [], []
+    for lineno, line in enumerate(_lines(path, "utf-8")[1:], 2):
+        fields = line.strip().split("\t")
+        if len(fields) < 5 or fields[0] not in ("0", "1"):
+            raise BenchboxError(f"{path}:{lineno}: expected label (0/1), two ids and two sentences, tab-separated")
+        labels.append(int(fields[0]))
+        s1.append(_tokens(fields[3]))
+        s2.append(_tokens(fields[4]))
+    if not labels:
+        raise BenchboxError(f"{path} holds no sentence pairs")
+    return Pairs(s1, s2, np.asarray(labels, dtype=np.int64), path)
+
+
+def load_sst2(data: DataRoot, split: str) -> Sentences:
+    """SST-2 ``train`` (67349 phrases), ``dev`` (872) or ``test`` (1821) sentences."""
+    path = data.path(SST2_FILES[split])
+    sentences, labels = [], []
+    for lineno, line in enumerate(_lines(path, "utf-8"), 1):
+        fields = line.strip().split("\t")
+        if len(fields) != 2 or fields[1] not in ("0", "1"):
+            raise BenchboxError(f"{path}:{lineno}: expected 'sentence<TAB>0|1'")
+        sentences.append(_tokens(fields[0]))
+        labels.append(int(fields[1]))
+    return Sentences(sentences, np.asarray(labels, dtype=np.int64), [path])
+
+
+def senteval_order(*keys: list) -> np.ndarray:
+    """Indices sorting the rows by the given per-row keys in turn (e.g. token count, then label); stable."""
+    rows = list(zip(*keys))
+    return np.array(sorted(range(len(rows)), key=rows.__getitem__), dtype=np.int64)
+
+
+def token_counts(sentences: list[str]) -> list[int]:
+    return [len(s.split()) for s in sentences]
