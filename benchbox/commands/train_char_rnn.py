@@ -1,0 +1,60 @@
+"""``benchbox train char-gru|char-lstm|char-gru-max``: train a character-level grounded encoder
+(Merkx & Frank 2019; protocol in PROTOCOLS.md §7, loop in :mod:`benchbox.training.trainer`).
+The same command runs under ``torchrun --nproc_per_node N`` with DistributedDataParallel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from benchbox.console import out, set_quiet
+from benchbox.training.config import ARCHITECTURES, TrainConfig
+
+
+def _command(encoder: str):  # noqa: ANN202 - a typer command factory
+    def train(
+        dataset: Annotated[str, typer.Option(help="flickr8k or coco.")],
+        features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features.")] = None,
+        visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images) or random (a fixed random vector per image).")] = "features",
+        hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.")] = 1024,
+        epochs: Annotated[int, typer.Option(help="Training epochs.")] = 32,
+        cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.")] = 4,
+        batch_size: Annotated[int, typer.Option(help="Minibatch size (global, over all processes).")] = 32,
+        loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.).")] = "hinge-sum",
+        margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).")] = None,
+        lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")] = None,
+        lr_min: Annotated[float, typer.Option(help="Lowest learning rate.")] = 1e-6,
+        seed: Annotated[int, typer.Option(help="Seed of initialisation, data order and random anchors.")] = 0,
+        max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).")] = None,
+        eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
+        out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
+        resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
+        data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
+        checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).")] = 200,
+        threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.")] = None,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    ) -> None:
+        from benchbox.training.trainer import Trainer
+
+        set_quiet(quiet)
+        config = TrainConfig(
+            encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
+            hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
+            lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,
+            eval_semantic=tuple(t for value in eval_semantic or () for t in value.split(",") if t), data_dir=str(data_dir) if data_dir else None,
+            checkpoint_every=checkpoint_every, threads=threads,
+        )
+        trainer = Trainer(config, out_dir, resume=resume)
+        run = trainer.run()
+        if trainer.dist.is_main:
+            out.print(str(run))
+
+    train.__doc__ = f"Train {encoder} (Merkx & Frank 2019) on image-caption pairs; prints the run folder."
+    return train
+
+
+def register(train_app: typer.Typer) -> None:
+    for encoder in ARCHITECTURES:
+        train_app.command(encoder)(_command(encoder))

@@ -1,0 +1,7 @@
+"""Training of the character-level grounded encoders (Merkx & Frank 2019; PROTOCOLS.md §7).
+
+``losses`` (ranking losses and Bordes et al.'s grounding losses), ``schedule`` (cyclic cosine learning rate),
+``batching`` (epoch plans with length bucketing), ``data`` (training pairs from captions and visual
+anchors), ``checkpoint`` (resumable training state), ``selection`` (dev scores of snapshots) and ``trainer``
+(the loop, single-process or DistributedDataParallel under torchrun).
+"""

@@ -1,0 +1,90 @@
+"""Resumable training state: ``<run>/checkpoint.pt``, loadable with ``torch.load(weights_only=True)``.
+
+It holds everything the next step depends on: model and Adam state, the position (epoch, step within the
+epoch's plan, global step), the torch RNG state and the loss history. Epoch plans and the learning rate
+are pure functions of (seed, epoch) and the global step, so nothing else is needed for a resumed run to
+continue exactly as an uninterrupted one. Written atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from benchbox.encoders.char_rnn_net import read_checkpoint_file
+from benchbox.errors import BenchboxError
+
+CHECKPOINT_FORMAT = "benchbox.char-rnn.train-state/1"
+CHECKPOINT_FILE = "checkpoint.pt"
+
+
+@dataclass
+class Position:
+    """Where training stands: ``step`` batches of epoch ``epoch`` are done, ``global_step`` in total."""
+
+    epoch: int = 0
+    step: int = 0
+    global_step: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)
+    #: losses of the steps of the current epoch so far (for its mean in the history)
+    epoch_losses: list[float] = field(default_factory=list)
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    config: dict[str, Any],
+    vocab: list[str],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    position: Position,
+) -> None:
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "config": config,
+        "vocab": vocab,
+        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "optimizer": optimizer.state_dict(),
+        "rng": torch.get_rng_state(),
+        "epoch": position.epoch,
+        "step": position.step,
+        "global_step": position.global_step,
+        "history": position.history,
+        "epoch_losses": position.epoch_losses,
+    }
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """The checkpoint's contents, with a clear error for corrupt or foreign files."""
+    payload = read_checkpoint_file(path)
+    if payload.get("format") != CHECKPOINT_FORMAT:
+        raise BenchboxError(
+            f"{path} is not a benchbox training checkpoint (format {payload.get('format')!r}, expected "
+            f"{CHECKPOINT_FORMAT!r})"
+        )
+    missing = {"config", "vocab", "model", "optimizer", "rng", "epoch", "step", "global_step"} - set(payload)
+    if missing:
+        raise BenchboxError(f"training checkpoint {path} is incomplete (missing {', '.join(sorted(missing))})")
+    return payload
+
+
+def restore(
+    payload: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer, path: str | os.PathLike
+) -> Position:
+    """Load model, optimiser and RNG state from ``payload``; returns the position to continue from."""
+    try:
+        model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+    except (RuntimeError, ValueError, KeyError) as exc:
+        raise BenchboxError(f"training checkpoint {path} does not fit this model: {exc}") from exc
+    torch.set_rng_state(payload["rng"])
+    return Position(payload["epoch"], payload["step"], payload["global_step"], list(payload.get("history") or []),
+                    list(payload.get("epoch_losses") or []))

@@ -1,0 +1,85 @@
+"""Training material: captions (5 per image, caption k of image i at row 5i + k) and one visual anchor per
+image, for the train and dev splits.
+
+The visual side (``--visual``):
+- ``features``: image features from a file (ResNet-152, 2048-d), checked by ``benchbox.image_features``.
+- ``random``: a fixed random vector per image (Bordes et al. 2019's baseline R): standard normal, 2048-d,
+  drawn from a generator seeded by (seed, sha256 of the image id) — the same vector for an image whatever the
+  split or subset.
+- ``cluster``: no visual vector at all; captions of the same image are each other's positives
+  (Bordes et al.'s cluster hypothesis).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchbox.data import DataRoot
+from benchbox.errors import BenchboxError
+
+VISUAL_MODES = ("features", "cluster", "random")
+RANDOM_ANCHOR_DIM = 2048
+
+
+@dataclass(frozen=True)
+class SplitData:
+    """One split: image ids, captions and (unless ``--visual cluster``) visual vectors [N, D]."""
+
+    image_ids: list[str]
+    captions: list[str]
+    visual: np.ndarray | None
+    #: caption files read: {label: sha256}
+    source_files: dict[str, str]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([max(len(c), 1) for c in self.captions], dtype=np.int64)
+
+
+def random_anchors(image_ids: list[str], seed: int, dim: int = RANDOM_ANCHOR_DIM) -> np.ndarray:
+    """A fixed standard-normal vector per image id, independent of the other ids."""
+    out = np.empty((len(image_ids), dim), dtype=np.float32)
+    for i, image_id in enumerate(image_ids):
+        key = int.from_bytes(hashlib.sha256(image_id.encode("utf-8")).digest()[:8], "little")
+        out[i] = np.random.default_rng([seed, key]).standard_normal(dim, dtype=np.float32)
+    return out
+
+
+def load_split(
+    data: DataRoot,
+    dataset: str,
+    split: str,
+    *,
+    visual: str,
+    features: str | os.PathLike | None,
+    seed: int,
+    max_captions: int | None = None,
+) -> SplitData:
+    """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images."""
+    from benchbox.captions import load_caption_dataset
+
+    if visual not in VISUAL_MODES:
+        raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {visual!r}")
+    caps = load_caption_dataset(data, dataset, split)
+    image_ids, captions = list(caps.image_ids), list(caps.captions)
+    if max_captions is not None:
+        if max_captions < 5:
+            raise BenchboxError("--max-captions must be at least 5 (one image)")
+        keep = max_captions // 5
+        image_ids, captions = image_ids[:keep], captions[: 5 * keep]
+    sources = data.checksums(list(caps.source_files))
+    if visual == "features":
+        if features is None:
+            raise BenchboxError("--visual features needs --features FILE (or use --visual cluster / random)")
+        from benchbox.image_features import load_features
+
+        vectors = np.asarray(load_features(features, image_ids), dtype=np.float32)
+    elif visual == "random":
+        vectors = random_anchors(image_ids, seed)
+    else:
+        vectors = None
+    return SplitData(image_ids=image_ids, captions=captions, visual=vectors, source_files=sources)

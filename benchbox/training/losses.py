@@ -1,0 +1,73 @@
+"""Losses for learning a joint caption–image space. All take L2-normalised embeddings, row i of one side
+matching row i of the other, and return a scalar summed over the batch (as Merkx's and VSE++'s code do).
+
+- ``hinge_sum``: symmetric hinge with margin α (0.2), summed over every mismatched pair of the minibatch in
+  both directions (Merkx & Frank 2019; Karpathy & Fei-Fei 2015 style "sum of violations").
+- ``hinge_max``: the same with only the hardest negative per query (VSE++, Faghri et al. 2018).
+- ``order_similarity``: −E(v, c) with the order-violation penalty E(x, y) = ‖max(0, y − x)‖² of
+  Vendrov et al. (2016), the image x being below the (more general) caption y in the partial order; used as
+  the similarity inside the hinge (their margin: 0.05) on non-negative embeddings.
+- ``cluster_loss``: Bordes et al. (2019)'s cluster loss — captions of the same image closer (cosine) than
+  captions of different images by a margin γ_C, hinged and summed over the in-batch negatives; every caption
+  of a pair serves as the anchor once (the paper sums over all anchors).
+- ``perceptual_loss``: Bordes et al. (2019)'s L_P = −Pearson correlation, over the caption pairs of the batch,
+  between the cosine of the two captions and the cosine of their images' visual features.
+"""
+
+from __future__ import annotations
+
+import torch
+
+LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
+#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
+DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
+
+
+def cosine_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """[B, B] similarities of normalised rows (``a[i]`` · ``b[j]``)."""
+    return a @ b.t()
+
+
+def order_similarity(captions: torch.Tensor, images: torch.Tensor) -> torch.Tensor:
+    """[B, B]: −‖max(0, caption_i − image_j)‖² (Vendrov et al. 2016)."""
+    diff = (captions[:, None, :] - images[None, :, :]).clamp(min=0)
+    return -(diff * diff).sum(dim=2)
+
+
+def _violations(scores: torch.Tensor, margin: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hinge violations with matching pairs on the diagonal: (row queries, column queries), diagonal zeroed."""
+    positive = scores.diag()
+    off_diagonal = ~torch.eye(scores.shape[0], dtype=torch.bool, device=scores.device)
+    rows = (margin - positive[:, None] + scores).clamp(min=0) * off_diagonal
+    cols = (margin - positive[None, :] + scores).clamp(min=0) * off_diagonal
+    return rows, cols
+
+
+def hinge_sum(scores: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
+    """Sum of all hinge violations, both directions (``scores[i, j]``: caption i vs image j)."""
+    rows, cols = _violations(scores, margin)
+    return rows.sum() + cols.sum()
+
+
+def hinge_max(scores: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
+    """VSE++: the violation of the hardest negative of every query, both directions, summed."""
+    rows, cols = _violations(scores, margin)
+    return rows.max(dim=1).values.sum() + cols.max(dim=0).values.sum()
+
+
+def cluster_loss(anchors: torch.Tensor, partners: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
+    """Bordes et al.'s cluster loss on two captions per image (row i of both from image i)."""
+    return hinge_sum(cosine_similarity(anchors, partners), margin)
+
+
+def perceptual_loss(captions: torch.Tensor, visual: torch.Tensor) -> torch.Tensor:
+    """−Pearson r between caption cosines and visual-feature cosines over the pairs i < j of the batch."""
+    if captions.shape[0] < 3:
+        raise ValueError("the perceptual loss needs at least 3 items per batch")
+    v = torch.nn.functional.normalize(visual, p=2, dim=1)
+    upper = torch.triu_indices(captions.shape[0], captions.shape[0], offset=1, device=captions.device)
+    text_sim = cosine_similarity(captions, captions)[upper[0], upper[1]]
+    visual_sim = cosine_similarity(v, v)[upper[0], upper[1]]
+    t = text_sim - text_sim.mean()
+    s = visual_sim - visual_sim.mean()
+    return -(t * s).sum() / (t.norm() * s.norm()).clamp(min=1e-12)

@@ -1,0 +1,250 @@
+"""Training InferSent on natural language inference (Conneau et al. 2017, Section 3; ``train_nli.py`` of
+facebookresearch/InferSent), behind ``benchbox train infersent``.
+
+Protocol (``train_nli.py`` defaults): premise u and hypothesis v are encoded by the BiLSTM-max encoder
+(fixed word vectors, ``<s> … </s>`` markers); a classifier on [u, v, |u − v|, u ⊙ v] (fc_dim 512; by
+default three linear layers with no nonlinearity, ``nonlinear_fc 0``) predicts entailment / neutral /
+contradiction with cross-entropy averaged over the batch. SGD, learning rate 0.1, batch 64, the training
+pairs shuffled every epoch; the gradient is rescaled to norm 5 when larger; the learning rate is multiplied
+by 0.99 at the start of every epoch after the first and divided by 5 whenever dev accuracy does not improve
+on the best so far; training stops when it falls below 1e-5 (or after ``epochs``, 20 by default). The model
+with the best dev accuracy is kept and finally scored on dev and test.
+
+Data: a SentEval-style NLI folder (``s1.<split>``, ``s2.<split>``, ``labels.<split>``: tokenised sentences
+and one label per line), SNLI or MultiNLI. The run folder holds ``encoder.pkl`` (the encoder's state dict
+with the official key names, loadable like ``infersent1.pkl``), ``classifier.pt``, ``history.csv`` and a
+``manifest.json`` (``"kind": "train"``, ``"encoder": {"name": "infersent", "config": ...}``) through which
+``benchbox eval <run folder>`` loads the encoder (:meth:`InferSentEncoder.from_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from benchbox.console import log
+from benchbox.encoders.infersent import WEIGHTS_FILE
+from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
+from benchbox.encoders.infersent_text import sentence_rows
+from benchbox.errors import BenchboxError
+from benchbox.store import MANIFEST, new_run_id, package_versions
+from benchbox.wordvec import WordVectors, load_word_vectors
+
+LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
+
+
+@dataclass
+class NLIConfig:
+    """Options of ``benchbox train infersent`` (defaults: ``train_nli.py``)."""
+
+    nli: str
+    word_vectors: str | None = None
+    hidden: int = 2048
+    fc_dim: int = 512
+    nonlinear_fc: bool = False
+    dropout_fc: float = 0.0
+    padding: str = "v1"
+    epochs: int = 20
+    batch_size: int = 64
+    lr: float = 0.1
+    decay: float = 0.99
+    lr_shrink: float = 5.0
+    min_lr: float = 1e-5
+    max_norm: float = 5.0
+    seed: int = 1111
+    train_split: str = "train"
+    dev_split: str = "dev"
+    test_split: str | None = "test"
+    max_train: int | None = None
+    max_dev: int | None = None
+    device: str = "auto"
+
+
+@dataclass
+class NLISplit:
+    s1: list[str]
+    s2: list[str]
+    labels: np.ndarray
+
+
+def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
+    """``s1.<split>``, ``s2.<split>``, ``labels.<split>`` of a SentEval-style NLI folder (first ``limit`` pairs)."""
+    files = [folder / f"{name}.{split}" for name in ("s1", "s2", "labels")]
+    for f in files:
+        if not f.is_file():
+            raise BenchboxError(
+                f"{f} not found: --nli takes a SentEval-style NLI folder with s1.{split}, s2.{split}, labels.{split}"
+            )
+    s1, s2, raw = ([line.rstrip("\n").rstrip() for line in f.open(encoding="utf-8")] for f in files)
+    if not len(s1) == len(s2) == len(raw):
+        raise BenchboxError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, {len(raw)} lines")
+    unknown = sorted({label for label in raw if label not in LABELS})
+    if unknown:
+        raise BenchboxError(f"{files[2]}: unknown labels {unknown[:5]} (expected {', '.join(LABELS)})")
+    n = len(s1) if limit is None else min(limit, len(s1))
+    return NLISplit(s1[:n], s2[:n], np.array([LABELS[label] for label in raw[:n]], dtype=np.int64))
+
+
+class NLITrainer:
+    """Runs the protocol above and writes the run folder."""
+
+    def __init__(self, config: NLIConfig, out: Path | None = None, runs_dir: Path = Path("runs")) -> None:
+        if config.padding not in PADDING_MODES:
+            raise BenchboxError(f"--padding must be one of {', '.join(PADDING_MODES)}")
+        self.config = config
+        self.out = Path(out) if out else runs_dir / new_run_id("infersent")
+        if (self.out / MANIFEST).exists():
+            raise BenchboxError(f"{self.out} already holds a run: choose another --out")
+        folder = Path(config.nli).expanduser()
+        self.train = read_split(folder, config.train_split, config.max_train)
+        self.dev = read_split(folder, config.dev_split, config.max_dev)
+        self.test = read_split(folder, config.test_split) if config.test_split else None
+        vectors = config.word_vectors
+        if vectors and Path(vectors).expanduser().exists():  # absolute, so the run folder loads from anywhere
+            vectors = str(Path(vectors).expanduser().resolve())
+        self.vectors: WordVectors = load_word_vectors(vectors)
+        if config.word_vectors is None:
+            log("word vectors: the packaged GloVe 6B 50-d (the paper used GloVe 840B 300-d: --word-vectors PATH)")
+        self.lowercase = self.vectors.lowercase_vocab
+        self.device = torch.device("cuda" if config.device == "auto" and torch.cuda.is_available() else
+                                   ("cpu" if config.device == "auto" else config.device))
+        torch.manual_seed(config.seed)
+        self.rng = np.random.RandomState(config.seed)
+        encoder = BiLSTMMax(self.vectors.dim, config.hidden, config.padding)
+        self.net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(self.device)
+        self.history: list[dict[str, float]] = []
+
+    def encoder_config(self) -> dict[str, Any]:
+        """What :meth:`InferSentEncoder.from_path` needs to rebuild the encoder."""
+        return {
+            "version": 1, "tokenize": "split", "padding": self.config.padding, "bsize": 64,
+            "vectors": self.vectors.source, "lowercase": self.lowercase, "word_dim": self.vectors.dim,
+            "hidden": self.config.hidden,
+        }
+
+    def _rows(self, sentences: list[str]) -> list[np.ndarray]:
+        index = self.vectors.index
+        table = self.vectors.vectors
+        out = []
+        for s in sentences:
+            rows = sentence_rows((s.lower() if self.lowercase else s).split(), index, 1)
+            out.append(np.zeros((1, self.vectors.dim), np.float32) if rows == [-1]
+                       else np.asarray(table[np.asarray(rows)], dtype=np.float32))
+        return out
+
+    def _batch(self, vectors: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        words, lengths = embed_batch(vectors)
+        return words.to(self.device), lengths
+
+    def _prepare(self, split: NLISplit) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+        return self._rows(split.s1), self._rows(split.s2), split.labels
+
+    @torch.no_grad()
+    def accuracy(self, data: tuple[list[np.ndarray], list[np.ndarray], np.ndarray]) -> float:
+        s1, s2, labels = data
+        self.net.eval()
+        correct = 0
+        bs = self.config.batch_size
+        for i in range(0, len(labels), bs):
+            logits = self.net(self._batch(s1[i : i + bs]), self._batch(s2[i : i + bs]))
+            correct += int((logits.argmax(1).cpu().numpy() == labels[i : i + bs]).sum())
+        return 100.0 * correct / len(labels)
+
+    def _epoch(self, data: tuple[list[np.ndarray], list[np.ndarray], np.ndarray], optimizer: torch.optim.SGD) -> tuple[float, float]:
+        s1, s2, labels = data
+        self.net.train()
+        order = self.rng.permutation(len(labels))
+        bs = self.config.batch_size
+        losses, correct = [], 0
+        for i in range(0, len(order), bs):
+            idx = order[i : i + bs]
+            target = torch.from_numpy(labels[idx]).to(self.device)
+            logits = self.net(self._batch([s1[j] for j in idx]), self._batch([s2[j] for j in idx]))
+            loss = torch.nn.functional.cross_entropy(logits, target)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.max_norm)
+            optimizer.step()
+            losses.append(loss.item())
+            correct += int((logits.argmax(1) == target).sum())
+        return float(np.mean(losses)), 100.0 * correct / len(labels)
+
+    def run(self) -> Path:
+        cfg = self.config
+        self.out.mkdir(parents=True, exist_ok=True)
+        manifest: dict[str, Any] = {
+            "kind": "train", "run_id": self.out.name, "status": "running",
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "packages": package_versions(), "command": sys.argv,
+            "encoder": {"name": "infersent", "config": self.encoder_config()},
+            "training": {**asdict(cfg), "protocol": "Conneau et al. 2017 (train_nli.py defaults)",
+                         "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
+                                   "test": len(self.test.labels) if self.test else 0}},
+        }
+        _write_json(self.out / MANIFEST, manifest)
+        train, dev = self._prepare(self.train), self._prepare(self.dev)
+        optimizer = torch.optim.SGD(self.net.parameters(), lr=cfg.lr)
+        best = -1.0
+        for epoch in range(1, cfg.epochs + 1):
+            if epoch > 1:
+                optimizer.param_groups[0]["lr"] *= cfg.decay
+            lr = optimizer.param_groups[0]["lr"]
+            loss, train_acc = self._epoch(train, optimizer)
+            dev_acc = self.accuracy(dev)
+            self.history.append({"epoch": epoch, "lr": lr, "loss": loss, "train_acc": train_acc, "dev_acc": dev_acc})
+            log(f"epoch {epoch}: lr {lr:.5g}, loss {loss:.4f}, train acc {train_acc:.2f}, dev acc {dev_acc:.2f}")
+            if dev_acc > best:
+                best = dev_acc
+                self._save_best(epoch, dev_acc, manifest)
+            else:
+                optimizer.param_groups[0]["lr"] /= cfg.lr_shrink
+                if optimizer.param_groups[0]["lr"] < cfg.min_lr:
+                    break
+            manifest["history"] = self.history
+            _write_json(self.out / MANIFEST, manifest)
+        self._finish(manifest)
+        return self.out
+
+    def _save_best(self, epoch: int, dev_acc: float, manifest: dict[str, Any]) -> None:
+        encoder_state = {k: v.detach().cpu() for k, v in self.net.encoder.state_dict().items()}
+        _save_atomic(encoder_state, self.out / WEIGHTS_FILE)
+        _save_atomic({k: v.detach().cpu() for k, v in self.net.classifier.state_dict().items()},
+                     self.out / "classifier.pt")
+        manifest["best"] = {"epoch": epoch, "dev_accuracy": dev_acc}
+
+    def _finish(self, manifest: dict[str, Any]) -> None:
+        state = torch.load(self.out / WEIGHTS_FILE, map_location=self.device, weights_only=True)
+        self.net.encoder.load_state_dict(state)
+        self.net.classifier.load_state_dict(
+            torch.load(self.out / "classifier.pt", map_location=self.device, weights_only=True)
+        )
+        if self.test is not None:
+            manifest["best"]["test_accuracy"] = self.accuracy(self._prepare(self.test))
+        manifest["history"] = self.history
+        manifest["status"] = "complete"
+        manifest["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        lines = ["epoch,lr,loss,train_acc,dev_acc"] + [
+            f"{h['epoch']},{h['lr']:.8g},{h['loss']:.6f},{h['train_acc']:.4f},{h['dev_acc']:.4f}" for h in self.history
+        ]
+        (self.out / "history.csv").write_text("\n".join(lines) + "\n")
+        _write_json(self.out / MANIFEST, manifest)
+
+
+def _save_atomic(obj: Any, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)

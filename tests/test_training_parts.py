@@ -1,0 +1,115 @@
+"""Losses, learning-rate schedule, epoch plans and the cluster dev score, against direct computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import pearsonr
+
+from benchbox.errors import BenchboxError
+from benchbox.training import losses
+from benchbox.training.batching import epoch_plan, padding_waste
+from benchbox.training.config import TrainConfig
+from benchbox.training.schedule import cyclic_cosine_lr
+from benchbox.training.selection import cluster_retrieval
+
+
+def _unit(n, d, seed):
+    x = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return torch.nn.functional.normalize(x, dim=1)
+
+
+def _loops(s, margin, reduce):
+    n = len(s)
+    total = 0.0
+    for i in range(n):  # caption i as query against images j, and image i as query against captions j
+        row = [max(0.0, margin - s[i][i] + s[i][j]) for j in range(n) if j != i]
+        col = [max(0.0, margin - s[i][i] + s[j][i]) for j in range(n) if j != i]
+        total += reduce(row) + reduce(col)
+    return total
+
+
+def test_hinge_losses_match_loops():
+    c, v = _unit(6, 5, 0), _unit(6, 5, 1)
+    s = (c @ v.t()).tolist()
+    assert losses.hinge_sum(c @ v.t(), 0.2).item() == pytest.approx(_loops(s, 0.2, sum))
+    assert losses.hinge_max(c @ v.t(), 0.2).item() == pytest.approx(_loops(s, 0.2, max))
+    # a perfectly separated batch costs nothing
+    eye = torch.eye(4, dtype=torch.float64)
+    assert losses.hinge_sum(eye, 0.2).item() == 0.0
+
+
+def test_order_similarity_is_minus_squared_violation():
+    c, v = _unit(3, 4, 2).abs(), _unit(3, 4, 3).abs()
+    sim = losses.order_similarity(c, v)
+    for i in range(3):
+        for j in range(3):
+            expected = -sum(max(0.0, float(c[i, k] - v[j, k])) ** 2 for k in range(4))
+            assert sim[i, j].item() == pytest.approx(expected)
+
+
+def test_perceptual_loss_is_minus_pearson_over_pairs():
+    c, v = _unit(7, 5, 4), torch.randn(7, 9, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    vn = torch.nn.functional.normalize(v, dim=1)
+    iu = np.triu_indices(7, 1)
+    expected = -pearsonr((c @ c.t()).numpy()[iu], (vn @ vn.t()).numpy()[iu])[0]
+    assert losses.perceptual_loss(c, v).item() == pytest.approx(expected)
+
+
+def test_cluster_loss_uses_caption_pairs():
+    a, p = _unit(5, 4, 6), _unit(5, 4, 7)
+    assert losses.cluster_loss(a, p, 0.5).item() == pytest.approx(_loops((a @ p.t()).tolist(), 0.5, sum))
+
+
+def test_cyclic_cosine_follows_merkx():
+    lr = lambda t: cyclic_cosine_lr(t, 100, 1e-3, 1e-6)  # noqa: E731
+    assert lr(0) == pytest.approx(1e-6)
+    assert lr(50) == pytest.approx(1e-3)
+    assert lr(25) == pytest.approx(1e-6 + (1e-3 - 1e-6) / 2)
+    assert lr(100) == pytest.approx(1e-6) and lr(137) == pytest.approx(lr(37))
+
+
+def test_epoch_plan_properties():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(20, 150, size=5 * 203)
+    plan = epoch_plan(lengths, batch_size=16, seed=3, epoch=1)
+    assert len(plan) == 5 * (203 // 16)
+    rows = np.concatenate([b.captions for b in plan])
+    assert len(set(rows.tolist())) == len(rows)  # every caption at most once
+    for b in plan:
+        assert len(set(b.images.tolist())) == len(b.images)  # no two captions of one image in a batch
+        assert (b.captions // 5 == b.images).all() and (b.partners // 5 == b.images).all()
+        assert (b.partners != b.captions).all()
+    again = epoch_plan(lengths, batch_size=16, seed=3, epoch=1)
+    assert all((x.captions == y.captions).all() for x, y in zip(plan, again))
+    other = epoch_plan(lengths, batch_size=16, seed=3, epoch=2)
+    assert any((x.captions != y.captions).any() for x, y in zip(plan, other))
+    bucketed = padding_waste([lengths[b.captions] for b in plan])
+    unbucketed = padding_waste([lengths[b.captions] for b in epoch_plan(lengths, batch_size=16, seed=3, epoch=1,
+                                                                        bucket_batches=1)])
+    assert bucketed < 0.10 < unbucketed
+
+
+def test_cluster_retrieval_perfect_and_chance():
+    centers = np.eye(20)
+    perfect = np.repeat(centers, 5, axis=0) + 0.01 * np.random.default_rng(0).standard_normal((100, 20))
+    assert cluster_retrieval(perfect)["c2c_r1"] == 100.0
+    noise = np.random.default_rng(1).standard_normal((5 * 200, 16))
+    assert cluster_retrieval(noise)["c2c_r10"] < 15  # chance is 5%
+
+
+def test_config_validation():
+    with pytest.raises(BenchboxError, match="--features"):
+        TrainConfig(encoder="char-gru", dataset="flickr8k")
+    with pytest.raises(BenchboxError, match="visual side"):
+        TrainConfig(encoder="char-gru", dataset="flickr8k", visual="cluster", loss="order")
+    with pytest.raises(BenchboxError, match="--dataset"):
+        TrainConfig(encoder="char-gru", dataset="mnist", visual="cluster")
+    c = TrainConfig(encoder="char-gru", dataset="coco", visual="random", loss="order")
+    assert c.resolved_lr_max == 1e-4 and c.resolved_margin == 0.05
+    assert TrainConfig.from_dict(c.to_dict()) == c
+    with pytest.raises(BenchboxError, match="hidden"):
+        TrainConfig(encoder="char-gru", dataset="coco", visual="random", loss="order", hidden=8).check_resume(c)
