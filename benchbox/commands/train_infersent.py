@@ -1,0 +1,58 @@
+"""``benchbox train infersent``: train the InferSent BiLSTM-max encoder on NLI (Conneau et al. 2017;
+protocol and run folder in :mod:`benchbox.training.nli`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from benchbox.console import out, set_quiet
+
+
+def train_infersent(
+    nli: Annotated[Path, typer.Option(help="SentEval-style NLI folder (s1.train, s2.train, labels.train, ... dev, test): SNLI or MultiNLI.")],
+    word_vectors: Annotated[Optional[str], typer.Option(help="Word vectors (GloVe/word2vec text, .npy+vocab, .bin); the paper: GloVe 840B 300-d. Default: the packaged GloVe 6B 50-d.")] = None,
+    hidden: Annotated[int, typer.Option(help="LSTM units per direction (embedding 2x); the paper: 2048.")] = 2048,
+    fc_dim: Annotated[int, typer.Option(help="Classifier hidden size.")] = 512,
+    nonlinear_fc: Annotated[bool, typer.Option(help="Tanh classifier with dropout (train_nli.py's default is linear layers).")] = False,
+    dropout_fc: Annotated[float, typer.Option(help="Classifier dropout (with --nonlinear-fc).")] = 0.0,
+    padding: Annotated[str, typer.Option(help="v1 (padding zeros enter the max, as infersent1) or masked.")] = "v1",
+    epochs: Annotated[int, typer.Option(help="Most epochs (training also stops when lr < --min-lr).")] = 20,
+    batch_size: Annotated[int, typer.Option(help="Minibatch size.")] = 64,
+    lr: Annotated[float, typer.Option(help="SGD learning rate.")] = 0.1,
+    decay: Annotated[float, typer.Option(help="Learning-rate factor per epoch.")] = 0.99,
+    lr_shrink: Annotated[float, typer.Option(help="Divide lr by this when dev accuracy does not improve.")] = 5.0,
+    min_lr: Annotated[float, typer.Option(help="Stop when lr falls below this.")] = 1e-5,
+    max_norm: Annotated[float, typer.Option(help="Gradient norm clipping.")] = 5.0,
+    seed: Annotated[int, typer.Option(help="Seed of initialisation and shuffling.")] = 1111,
+    train_split: Annotated[str, typer.Option(help="Split trained on (files s1.<split> ...).")] = "train",
+    dev_split: Annotated[str, typer.Option(help="Split for model selection and the lr schedule.")] = "dev",
+    test_split: Annotated[Optional[str], typer.Option(help="Split scored at the end ('' for none).")] = "test",
+    max_train: Annotated[Optional[int], typer.Option(help="Use only the first N training pairs.")] = None,
+    max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.")] = None,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+) -> None:
+    """Train InferSent (Conneau et al. 2017) on NLI; prints the run folder (`benchbox eval RUN --task ...`)."""
+    from benchbox.training.nli import NLIConfig, NLITrainer
+
+    set_quiet(quiet)
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    config = NLIConfig(
+        nli=str(nli), word_vectors=word_vectors, hidden=hidden, fc_dim=fc_dim, nonlinear_fc=nonlinear_fc,
+        dropout_fc=dropout_fc, padding=padding, epochs=epochs, batch_size=batch_size, lr=lr, decay=decay,
+        lr_shrink=lr_shrink, min_lr=min_lr, max_norm=max_norm, seed=seed, train_split=train_split,
+        dev_split=dev_split, test_split=test_split or None, max_train=max_train, max_dev=max_dev, device=device,
+    )
+    out.print(str(NLITrainer(config, out_dir).run()))
+
+
+def register(train_app: typer.Typer) -> None:
+    train_app.command("infersent")(train_infersent)
