@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from benchbox.commands import core, data
+from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
 from benchbox.console import err
 from benchbox.errors import BenchboxError
 
@@ -24,7 +24,12 @@ app = typer.Typer(
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 core.register(app)
+compare.register(app)
+report.register(app)
 data.register(app)
+features.register(app)
+train_char_rnn.register(train_app)
+train_infersent.register(train_app)
 
 
 def main() -> None:
