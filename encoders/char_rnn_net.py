@@ -148,6 +148,11 @@ def save_snapshot(net: CharRNNNet, path: str | os.PathLike, meta: dict[str, Any]
         "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
         "meta": meta or {},
     }
+    write_checkpoint_file(payload, path)
+
+
+def write_checkpoint_file(payload: dict[str, Any], path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary sibling, then an atomic rename: an interruption never leaves half a file."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     torch.save(payload, tmp)

@@ -26,12 +26,12 @@ import numpy as np
 import torch
 
 from benchbox.errors import BenchboxError
+from benchbox.tasks.probe_device import adam_step_
 
 BATCH_SIZE = 64
 EPOCH_SIZE = 4
 MAX_EPOCH = 200
 TENACITY = 5
-ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
 #: SentEval's L2 grid for the PyTorch classifier: 1e-5 … 1e-2
 REGS = tuple(10.0**t for t in range(-5, -1))
 
@@ -122,7 +122,6 @@ def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list
     best_acc = [-1.0] * m_count
     bad = [0] * m_count
     alive = list(range(m_count))  # model ids still training, in the row order of w, m, v, idx, valid, decay
-    lr, b1, b2, eps = ADAM["lr"], ADAM["beta1"], ADAM["beta2"], ADAM["eps"]
     step, nepoch = 0, 0
     while alive and nepoch <= MAX_EPOCH:
         for _ in range(EPOCH_SIZE):
@@ -134,10 +133,7 @@ def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list
                 p.scatter_add_(2, y[rows][:, :, None], torch.full_like(p[:, :, :1], -1.0))
                 grad = torch.bmm(p.div_(rows.shape[1]).transpose(1, 2), xb).add_(w * decay)
                 step += 1
-                m.lerp_(grad, 1 - b1)
-                v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-                denom = (v.sqrt() / (1 - b2**step) ** 0.5).add_(eps)
-                w.addcdiv_(m, denom, value=-lr / (1 - b1**step))
+                adam_step_(w, grad, m, v, step)
         nepoch += EPOCH_SIZE
         pred = torch.matmul(x, w.transpose(1, 2)).argmax(dim=2)  # [M, N]
         acc = (((pred == y) & valid).sum(dim=1).double() / n_valid).tolist()

@@ -27,9 +27,8 @@ from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
-from benchbox.tasks.probe_device import resolve_device
+from benchbox.tasks.probe_device import ADAM, resolve_device
 from benchbox.tasks.relatedness_probe import (
-    ADAM,
     BATCH_SIZE,
     CHUNK_EPOCHS,
     MAX_EPOCH,

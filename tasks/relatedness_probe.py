@@ -26,6 +26,7 @@ import torch
 from scipy.stats import pearsonr
 
 from benchbox.errors import BenchboxError
+from benchbox.tasks.probe_device import adam_step_
 
 NCLASSES = 5
 BATCH_SIZE = 64
@@ -33,7 +34,6 @@ CHUNK_EPOCHS = 50
 MAX_EPOCH = 1000
 #: SentEval stops at the check where the non-improvement counter is already 3 (the 4th non-improving one)
 PATIENCE = 3
-ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
 
 
 def pair_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -118,7 +118,6 @@ def fit_relatedness(
     w = initial_weights(dim, seed).to(device)
     m, v = torch.zeros_like(w), torch.zeros_like(w)
     step = 0
-    lr, b1, b2, eps = ADAM["lr"], ADAM["beta1"], ADAM["beta2"], ADAM["eps"]
 
     def predict(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
         return (torch.softmax(x @ weights.T, dim=1) @ r).cpu().numpy().astype(np.float64)
@@ -135,10 +134,7 @@ def fit_relatedness(
                 dz = p.mul_(g.sub_((g * p).sum(dim=1, keepdim=True)))
                 grad = dz.T @ xb
                 step += 1
-                m.lerp_(grad, 1 - b1)
-                v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-                denom = (v.sqrt() / (1 - b2**step) ** 0.5).add_(eps)
-                w.addcdiv_(m, denom, value=-lr / (1 - b1**step))
+                adam_step_(w, grad, m, v, step)
         nepoch += CHUNK_EPOCHS
         pr = _pearson(predict(x_dev, w), dev_scores)
         if pr > best_pr:

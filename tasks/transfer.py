@@ -25,7 +25,7 @@ from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks import logreg_probe as lr
 from benchbox.tasks import transfer_validation as validation
-from benchbox.tasks.probe_device import resolve_device
+from benchbox.tasks.probe_device import ADAM, resolve_device
 from benchbox.tasks.relatedness_probe import pair_features
 from benchbox.tasks.transfer_data import (
     BINARY_FILES,
@@ -83,7 +83,7 @@ class TransferTask(Task):
                 "l2_grid": list(lr.REGS),
                 "l2_chosen": outcome.l2,
                 "batch_size": lr.BATCH_SIZE,
-                "optimizer": {"name": "adam", **lr.ADAM},
+                "optimizer": {"name": "adam", **ADAM},
                 "epoch_size": lr.EPOCH_SIZE,
                 "max_epoch": lr.MAX_EPOCH,
                 "tenacity": lr.TENACITY,

@@ -31,3 +31,14 @@ def glove():
     from benchbox.encoders.glove_bow import GloveBowEncoder
 
     return GloveBowEncoder()
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread, and the CI machine's cores are shared (``usefixtures``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

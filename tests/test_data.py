@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import io
 import socket
 import threading
 import zipfile

@@ -17,13 +17,7 @@ CUES = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
 FILLER = ["a", "man", "dog", "runs", "sits", "in", "the", "park", "."]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny LSTMs: one torch thread is many times faster than several on a shared, loaded CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture

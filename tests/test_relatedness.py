@@ -20,13 +20,7 @@ from benchbox.tasks.relatedness_probe import encode_labels, fit_relatedness, pai
 from tests.senteval_reference import ReferenceRelatedness
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one thread is fastest, and the CI machine's cores are shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def senteval_encode_labels(labels, nclass=5):

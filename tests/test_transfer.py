@@ -21,13 +21,7 @@ from benchbox.tasks.transfer_data import load_trec
 from tests import senteval_reference as ref
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one thread is fastest, and the CI machine's cores are shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def blobs(n: int, rng: np.random.Generator, nclasses: int = 2, dim: int = 6, spread: float = 1.5):

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from benchbox.encoders.char_rnn_net import read_checkpoint_file
+from benchbox.encoders.char_rnn_net import read_checkpoint_file, write_checkpoint_file
 from benchbox.errors import BenchboxError
 
 CHECKPOINT_FORMAT = "benchbox.char-rnn.train-state/1"
@@ -56,10 +55,7 @@ def save_checkpoint(
         "history": position.history,
         "epoch_losses": position.epoch_losses,
     }
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    write_checkpoint_file(payload, path)
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:

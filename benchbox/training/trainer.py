@@ -51,7 +51,7 @@ from benchbox.training import losses
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, load_checkpoint, restore, save_checkpoint
 from benchbox.training.config import TrainConfig
-from benchbox.training.data import SplitData, load_split
+from benchbox.training.data import load_split
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.selection import dev_scores
 
