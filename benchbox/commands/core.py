@@ -101,10 +101,11 @@ def eval_command(
         return
     table = Table(title=f"{encoder.name} ({evaluation.encoder['fingerprint']})")
     for column in ("task", "subset", "metric", "value", "95% CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left")
+        table.add_column(column, justify="right" if column in ("value", "n") else "left",
+                         no_wrap=column in ("metric", "value", "95% CI", "n"))
     for r in evaluation.records:
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
-        table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n))
+        table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n) if r.n else "")
     out.print(table)
 
 
