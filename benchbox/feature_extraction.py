@@ -33,6 +33,7 @@ from torchvision import transforms
 
 from benchbox.console import log
 from benchbox.data import sha256_file
+from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 from benchbox.image_features import IMAGE_EXTENSIONS, normalise_id, read_features, save_features
 
@@ -173,19 +174,6 @@ class TenCropImages(torch.utils.data.Dataset):
 
 def _collate(items: list[tuple[int, torch.Tensor | None, str | None]]) -> list:
     return items
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` → CUDA when available, else CPU; otherwise the named torch device."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as exc:
-        raise BenchboxError(f"unknown device {device!r} (use auto, cpu, cuda or cuda:N)") from exc
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise BenchboxError(f"device {device!r} requested but CUDA is not available; use --device cpu")
-    return resolved
 
 
 @dataclass

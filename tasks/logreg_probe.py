@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from benchbox.errors import BenchboxError
-from benchbox.tasks.probe_device import adam_step_
+from benchbox.tasks.probe_adam import adam_step_
 
 BATCH_SIZE = 64
 EPOCH_SIZE = 4

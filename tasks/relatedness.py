@@ -27,7 +27,8 @@ from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
-from benchbox.tasks.probe_device import ADAM, resolve_device
+from benchbox.device import resolve_device
+from benchbox.tasks.probe_adam import ADAM
 from benchbox.tasks.relatedness_probe import (
     BATCH_SIZE,
     CHUNK_EPOCHS,

@@ -26,7 +26,7 @@ import torch
 from scipy.stats import pearsonr
 
 from benchbox.errors import BenchboxError
-from benchbox.tasks.probe_device import adam_step_
+from benchbox.tasks.probe_adam import adam_step_
 
 NCLASSES = 5
 BATCH_SIZE = 64

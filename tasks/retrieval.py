@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 
 PER_IMAGE = 5
@@ -52,19 +53,6 @@ BLOCK_ELEMENTS = 1 << 24
 #: on CPU, inner products and counting go through numpy (OpenBLAS matmul ~1.6x, comparison + uint8 sums ~5x
 #: faster than torch's on this project's AMD machines; benchmarks/bench_retrieval.py); False: torch everywhere
 NUMPY_ON_CPU = True
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``"auto"``/None → CUDA when available, else CPU; otherwise the device named."""
-    if device is None or device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as exc:
-        raise BenchboxError(f"unknown device {device!r}: use auto, cpu or cuda") from exc
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise BenchboxError("device cuda requested but no CUDA GPU is available: use --device cpu or auto")
-    return resolved
 
 
 def _as_matrix(x: Any, name: str) -> torch.Tensor:

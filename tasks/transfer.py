@@ -25,7 +25,8 @@ from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks import logreg_probe as lr
 from benchbox.tasks import transfer_validation as validation
-from benchbox.tasks.probe_device import ADAM, resolve_device
+from benchbox.device import resolve_device
+from benchbox.tasks.probe_adam import ADAM
 from benchbox.tasks.relatedness_probe import pair_features
 from benchbox.tasks.transfer_data import (
     BINARY_FILES,

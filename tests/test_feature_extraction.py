@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from benchbox import feature_extraction as fx
 from benchbox.cli import app
+from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 from benchbox.image_features import load_features, read_features
 
@@ -237,7 +238,7 @@ def test_image_folder_checks(tmp_path):
     with pytest.raises(BenchboxError, match="--batch-size must be at least 1"):
         fx.extract_features(tmp_path / "a", tmp_path / "x.npz", tiny(), batch_size=0)
     with pytest.raises(BenchboxError, match="unknown device 'gpu0'"):
-        fx.resolve_device("gpu0")
+        resolve_device("gpu0")
 
 
 def test_cli_refuses_to_overwrite_without_resume(tmp_path):

@@ -14,7 +14,7 @@ from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, TaskOptions
-from benchbox.tasks.probe_device import resolve_device
+from benchbox.device import resolve_device
 from benchbox.tasks.relatedness import SICKR, STSB
 from benchbox.tasks.relatedness_probe import encode_labels, fit_relatedness, pair_features
 from tests.senteval_reference import ReferenceRelatedness
@@ -109,10 +109,13 @@ def test_bad_inputs_raise_clear_errors():
         fit_relatedness(x, np.ones(4), x, np.arange(4.0), np.zeros((2, 3), np.float32))
     with pytest.raises(BenchboxError, match="one shape"):
         pair_features(np.zeros((3, 2)), np.zeros((3, 4)))
-    with pytest.raises(BenchboxError, match="unknown device"):
-        resolve_device("tpu")
+    for device in ("tpu", "meta"):  # not a torch device; a torch device nothing here runs on
+        with pytest.raises(BenchboxError, match="unknown device"):
+            resolve_device(device)
+    assert resolve_device("cpu") == torch.device("cpu")
     if not torch.cuda.is_available():
-        with pytest.raises(BenchboxError, match="no GPU"):
+        assert resolve_device("auto") == torch.device("cpu")
+        with pytest.raises(BenchboxError, match="no CUDA GPU"):
             resolve_device("cuda")
 
 
