@@ -53,7 +53,7 @@ def _items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> pd.DataFram
 class TransferTask(Task):
     """A SentEval classification task: a logistic-regression probe on frozen embeddings."""
 
-    main_score = "acc"
+    main_score = "accuracy"
     reference = ("SentEval tools/validation.py + tools/classifier.py, usepytorch=True, kfold=10 "
                  "(Conneau & Kiela 2018)")
     nclasses: ClassVar[int] = 2
@@ -69,8 +69,8 @@ class TransferTask(Task):
         n, k = len(items), int(items["correct"].sum())
         low, high = wilson_ci(k, n)
         metrics = [
-            MetricRecord(self.name, "test", "acc", outcome.accuracy, 100 * low, 100 * high, n),
-            MetricRecord(self.name, "dev", "acc", outcome.dev_accuracy, math.nan, math.nan, 0),
+            MetricRecord(self.name, "test", "accuracy", outcome.accuracy, 100 * low, 100 * high, n),
+            MetricRecord(self.name, "dev", "accuracy", outcome.dev_accuracy, math.nan, math.nan, 0),
             *(extra or []),
         ]
         return TaskResult(

@@ -134,7 +134,7 @@ def test_binary_task_out_of_fold_items_and_wilson_interval(tmp_path):
     np.testing.assert_array_equal(items["gold"], [1] * 300 + [0] * 300)  # file order: pos then neg
     np.testing.assert_array_equal(items["correct"], items["gold"] == items["pred"])
     k = int(items["correct"].sum())
-    acc = next(r for r in result.metrics if r.subset == "test" and r.metric == "acc")
+    acc = next(r for r in result.metrics if r.subset == "test" and r.metric == "accuracy")
     low, high = wilson_ci(k, 600)
     assert (acc.ci_low, acc.ci_high, acc.n) == pytest.approx((100 * low, 100 * high, 600))
     assert acc.value == pytest.approx(100 * k / 600, abs=0.5) and acc.value > 65  # chance: 50
@@ -152,7 +152,7 @@ def test_trec_reader_and_task(tmp_path):
     assert data.sentences[:2] == ["where is x ?", "who is y ?"] and data.labels.tolist()[:2] == [4, 3]
     result = run_task(TREC(), tmp_path, kfold=3)
     assert result.items["gold"].tolist() == [4, 3] * 10
-    acc = next(r for r in result.metrics if r.subset == "test" and r.metric == "acc")
+    acc = next(r for r in result.metrics if r.subset == "test" and r.metric == "accuracy")
     assert acc.value == 100 * result.items["correct"].mean() and acc.n == 20
     (folder / "TREC_10.label").write_text("XYZ:foo what ?\n")
     with pytest.raises(BenchboxError, match="TREC_10.label:1"):
@@ -170,7 +170,7 @@ def test_mrpc_task_pair_features_and_f1(tmp_path):
     (folder / "msr_paraphrase_test.txt").write_text("\n".join(test) + "\n")
     result = run_task(MRPC(), tmp_path, kfold=3)
     metrics = {(r.subset, r.metric): r.value for r in result.metrics}
-    assert metrics["test", "acc"] == pytest.approx(100 * result.items["correct"].mean(), abs=0.01)
+    assert metrics["test", "accuracy"] == pytest.approx(100 * result.items["correct"].mean(), abs=0.01)
     pred, gold = result.items["pred"], result.items["gold"]
     assert metrics["test", "f1"] == pytest.approx(100 * 2 * ((pred == 1) & (gold == 1)).sum()
                                                   / ((pred == 1).sum() + (gold == 1).sum()), abs=0.01)
@@ -187,7 +187,7 @@ def test_sst2_task_uses_dev_for_selection(tmp_path):
         lines = [f"{'good' if i % 2 else 'bad'} film {i} \t{i % 2}" for i in range(n)]
         (folder / f"sentiment-{split}").write_text("\n".join(lines) + "\n")
     result = run_task(SST2(), tmp_path)
-    assert {(r.subset, r.metric): r.value for r in result.metrics}["test", "acc"] >= 90
+    assert {(r.subset, r.metric): r.value for r in result.metrics}["test", "accuracy"] >= 90
     assert result.items["gold"].tolist() == [i % 2 for i in range(10)]
     (folder / "sentiment-dev").write_text("no label here\n")
     with pytest.raises(BenchboxError, match="sentiment-dev:1"):
@@ -198,3 +198,37 @@ def test_groups_expand_to_the_papers_tasks():
     assert [t.name for t in resolve_tasks(["semantic"])] == ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb",
                                                              "sickr"]
     assert [t.name for t in resolve_tasks(["transfer"])] == ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sst2"]
+
+
+class BlindEncoder(WordEncoder):
+    """Sees only the question cues, not the sentiment ones: chance on CR (every sentence has its own noise)."""
+
+    name = "blind"
+    cues = ("who", "where", "same")
+
+    def weights_digest(self) -> str:
+        return "blind"
+
+
+def test_transfer_runs_flow_into_compare_and_report(tmp_path):
+    """A transfer run's accuracy reaches ``benchbox compare`` (McNemar on the per-item hits) and the report's
+    transfer table under the metric name both expect."""
+    from benchbox.compare import compare
+    from benchbox.evaluation import run_tasks
+    from benchbox.reports import write_report
+
+    folder = tmp_path / "senteval/downstream/CR"
+    folder.mkdir(parents=True)
+    (folder / "custrev.pos").write_text("".join(f"item {k} is good {'very ' * (k % 3)}.\n" for k in range(300)))
+    (folder / "custrev.neg").write_text("".join(f"item {k} is bad {'so ' * (k % 3)}.\n" for k in range(300)))
+    runs = []
+    for enc in (WordEncoder(), BlindEncoder()):
+        ev = run_tasks(enc, ["cr"], data_dir=tmp_path, cache=False, options=TaskOptions(kfold=3, device="cpu"))
+        runs.append(ev.save(tmp_path / "runs"))
+    table = compare([str(r) for r in runs], ["cr"]).table
+    row = table[(table["task"] == "cr") & (table["metric"] == "accuracy")].iloc[0]
+    assert row["test"] == "mcnemar" and row["verdict"] == "better"
+    assert row["value_a"] > 65 and abs(row["value_b"] - 50) < 8  # chance: 50
+    report = write_report(runs, tmp_path / "report.md").read_text()
+    transfer = report[report.index("## Transfer tasks"):report.index("## ", report.index("## Transfer tasks") + 3)]
+    assert f"{row['value_a']:.1f}" in transfer and f"{row['value_b']:.1f}" in transfer
