@@ -23,7 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from scipy.stats import pearsonr
 
@@ -33,8 +32,7 @@ from benchbox.data import DataRoot  # noqa: E402
 from benchbox.encoders.glove_bow import GloveBowEncoder  # noqa: E402
 from benchbox.tasks import transfer_validation as fast  # noqa: E402
 from benchbox.tasks.pair_data import load_sick, load_stsb  # noqa: E402
-from benchbox.tasks.relatedness import senteval_order  # noqa: E402
-from benchbox.tasks.relatedness_probe import encode_labels, fit_relatedness, pair_features  # noqa: E402
+from benchbox.tasks.relatedness_probe import fit_relatedness, pair_features  # noqa: E402
 from benchbox.tasks.transfer_data import (  # noqa: E402
     load_binary,
     load_mrpc,
@@ -55,22 +53,6 @@ def eval_time(group: str, data_dir: str) -> float:
         return time.perf_counter() - t0
 
 
-def relatedness_features(enc: GloveBowEncoder, data: DataRoot, loader) -> dict:
-    out = {}
-    for split in ("train", "dev", "test"):
-        pairs = loader(data, split)
-        order = senteval_order(pairs)
-        a = enc.encode([pairs.sentences1[i] for i in order])
-        b = enc.encode([pairs.sentences2[i] for i in order])
-        out[split] = (pair_features(a, b), np.asarray(pairs.scores)[order])
-    return out
-
-
-def run_reference_relatedness(f: dict, dataloader: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    return ref.ReferenceRelatedness({"X": f["train"][0], "y": encode_labels(f["train"][1])}, {"X": f["dev"][0]},
-                                    {"X": f["test"][0]}, f["dev"][1], dataloader=dataloader).run()
-
-
 def regressor_speed(f: dict, repeats: int) -> None:
     times, fit = [], None
     for _ in range(repeats):
@@ -78,7 +60,7 @@ def regressor_speed(f: dict, repeats: int) -> None:
         fit = fit_relatedness(f["train"][0], f["train"][1], f["dev"][0], f["dev"][1], f["test"][0])
         times.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
-    dev_pr, _, test_pred = run_reference_relatedness(f, dataloader=True)
+    dev_pr, _, test_pred = ref.run_relatedness(f, dataloader=True)
     t_ref = time.perf_counter() - t0
     fast_test = pearsonr(fit.test_pred, f["test"][1])[0]
     ref_test = pearsonr(test_pred, f["test"][1])[0]
@@ -153,12 +135,12 @@ def main() -> None:
             print(f"benchbox eval glove-bow --task {group}: {eval_time(group, args.data_dir):.1f} s", flush=True)
     enc, data = GloveBowEncoder(), DataRoot(args.data_dir)
     if not args.skip_regressor:
-        stsb = relatedness_features(enc, data, load_stsb)
+        stsb = ref.relatedness_features(enc, data, load_stsb)
         regressor_speed(stsb, args.repeats)
         for name, loader in (("stsb", load_stsb), ("sickr", load_sick)):
-            f = stsb if name == "stsb" else relatedness_features(enc, data, loader)
+            f = stsb if name == "stsb" else ref.relatedness_features(enc, data, loader)
             fit = fit_relatedness(f["train"][0], f["train"][1], f["dev"][0], f["dev"][1], f["test"][0])
-            _, _, test_pred = run_reference_relatedness(f, dataloader=False)
+            _, _, test_pred = ref.run_relatedness(f, dataloader=False)
             ours, theirs = pearsonr(fit.test_pred, f["test"][1])[0], pearsonr(test_pred, f["test"][1])[0]
             print(f"{name}: test Pearson benchbox {ours:.6f} vs reference {theirs:.6f}: |diff| "
                   f"{abs(ours - theirs):.1e} (target <= 0.005)", flush=True)

@@ -20,6 +20,9 @@ from sklearn.model_selection import StratifiedKFold
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from benchbox.tasks.relatedness import senteval_order
+from benchbox.tasks.relatedness_probe import encode_labels, pair_features
+
 PYTORCH_REGS = [10.0**t for t in range(-5, -1)]
 
 
@@ -185,3 +188,22 @@ def split(train, valid, test, nclasses: int, seed: int = 1111) -> tuple[float, f
     clf = ReferenceLogReg(train[0].shape[1], nclasses, PYTORCH_REGS[int(np.argmax(scores))], seed)
     clf.fit(*train, validation_data=valid)
     return float(np.max(scores)), round(100 * clf.score(*test), 2)
+
+
+def relatedness_features(encoder, data, loader) -> dict:
+    """Per split (train, dev, test): SentEval's pair features [|u−v|, u⊙v] and gold scores, in SentEval's order."""
+    out = {}
+    for split in ("train", "dev", "test"):
+        pairs = loader(data, split)
+        order = senteval_order(pairs)
+        a = encoder.encode([pairs.sentences1[i] for i in order])
+        b = encoder.encode([pairs.sentences2[i] for i in order])
+        out[split] = (pair_features(a, b), np.asarray(pairs.scores)[order])
+    return out
+
+
+def run_relatedness(features: dict, dataloader: bool) -> tuple[float, np.ndarray, np.ndarray]:
+    """:class:`ReferenceRelatedness` on :func:`relatedness_features`: (dev Pearson, dev ŷ, test ŷ)."""
+    return ReferenceRelatedness({"X": features["train"][0], "y": encode_labels(features["train"][1])},
+                                {"X": features["dev"][0]}, {"X": features["test"][0]}, features["dev"][1],
+                                dataloader=dataloader).run()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from scipy.stats import pearsonr
@@ -19,8 +18,6 @@ import benchbox
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.task import TaskOptions
 from benchbox.tasks.pair_data import load_sick, load_stsb
-from benchbox.tasks.relatedness import senteval_order
-from benchbox.tasks.relatedness_probe import encode_labels, pair_features
 from tests import senteval_reference as ref
 
 pytestmark = pytest.mark.realdata
@@ -40,17 +37,8 @@ def glove_run():
 
 @pytest.mark.parametrize("task, loader", [("stsb", load_stsb), ("sickr", load_sick)])
 def test_relatedness_agrees_with_senteval_reference(glove_run, data_root, task, loader):
-    enc = GloveBowEncoder()
-    feats = {}
-    for split in ("train", "dev", "test"):
-        pairs = loader(data_root, split)
-        order = senteval_order(pairs)
-        a = enc.encode([pairs.sentences1[i] for i in order])
-        b = enc.encode([pairs.sentences2[i] for i in order])
-        feats[split] = (pair_features(a, b), np.asarray(pairs.scores)[order])
-    dev_pr, _, test_pred = ref.ReferenceRelatedness(
-        {"X": feats["train"][0], "y": encode_labels(feats["train"][1])}, {"X": feats["dev"][0]},
-        {"X": feats["test"][0]}, feats["dev"][1], dataloader=False).run()
+    feats = ref.relatedness_features(GloveBowEncoder(), data_root, loader)
+    dev_pr, _, test_pred = ref.run_relatedness(feats, dataloader=False)
     assert glove_run[task, "test", "pearson"] == pytest.approx(pearsonr(test_pred, feats["test"][1])[0], abs=0.005)
     assert glove_run[task, "dev", "pearson"] == pytest.approx(dev_pr, abs=0.005)
     assert 0.4 < glove_run[task, "test", "pearson"] < 0.9
