@@ -249,7 +249,9 @@ class _Pair:
         for subset, metric in self.shared_rows(task):
             if metric != "accuracy":
                 continue
-            part = merged[merged["subset"] == subset] if subset in set(merged["subset"]) else merged
+            if subset not in set(merged["subset"]):
+                continue  # e.g. the dev accuracy of a k-fold task: no per-item predictions to pair
+            part = merged[merged["subset"] == subset]
             ca, cb = part["correct_a"].to_numpy(bool), part["correct_b"].to_numpy(bool)
             value = float(self.a.value(task, subset, metric)["value"])
             scale = 100.0 if value > 1.0 else 1.0

@@ -226,6 +226,7 @@ def test_transfer_runs_flow_into_compare_and_report(tmp_path):
         ev = run_tasks(enc, ["cr"], data_dir=tmp_path, cache=False, options=TaskOptions(kfold=3, device="cpu"))
         runs.append(ev.save(tmp_path / "runs"))
     table = compare([str(r) for r in runs], ["cr"]).table
+    assert set(table["subset"]) == {"test"}  # the dev accuracy has no per-item predictions: no paired test
     row = table[(table["task"] == "cr") & (table["metric"] == "accuracy")].iloc[0]
     assert row["test"] == "mcnemar" and row["verdict"] == "better"
     assert row["value_a"] > 65 and abs(row["value_b"] - 50) < 8  # chance: 50
