@@ -120,10 +120,14 @@ def dataset_of(relpath: str) -> str | None:
 def missing_message(root: Path, relpaths: list[str]) -> str:
     datasets = sorted({dataset_of(p) or "?" for p in relpaths})
     shown = ", ".join(relpaths[:3]) + (f" and {len(relpaths) - 3} more" if len(relpaths) > 3 else "")
-    fetchable = [d for d in datasets if d != "?"]
+    from benchbox.download import FETCHABLE
+
+    fetchable = [d for d in datasets if d in FETCHABLE]
     how = (
-        f"get it with `benchbox data fetch {' '.join(fetchable)}` or `benchbox data import DIR`"
+        f"get it with `benchbox data fetch {' '.join(fetchable)}`"
         if fetchable
+        else "copy it from a SentEval data/downstream folder with `benchbox data import DIR`"
+        if any(d != "?" for d in datasets)
         else "put the files there"
     )
     return (

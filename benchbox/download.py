@@ -62,6 +62,9 @@ _URLS: dict[str, list[tuple[str, str]]] = {
     "flickr8k": [("https://github.com/jbrownlee/Datasets/releases/download/Flickr8k/Flickr8k_text.zip", "zip")],
 }
 
+FETCHABLE = frozenset(_URLS)
+"""The datasets ``benchbox data fetch`` can download from an official source."""
+
 
 def sources(dataset: str) -> list[Source]:
     """The downloads that provide ``dataset``; a clear error for datasets with no official download."""
@@ -69,7 +72,7 @@ def sources(dataset: str) -> list[Source]:
     if dataset not in files:
         raise BenchboxError(f"unknown dataset {dataset!r}; known: {', '.join(sorted(files))}")
     if dataset not in _URLS:
-        fetchable = ", ".join(sorted(_URLS))
+        fetchable = ", ".join(sorted(FETCHABLE))
         raise BenchboxError(
             f"dataset {dataset!r} has no official download benchbox can verify (SentEval-processed STS files "
             f"come from SentEval's get_transfer_data.bash; SNLI needs conversion; published numbers ship in "
