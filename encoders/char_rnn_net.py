@@ -33,6 +33,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from benchbox.atomic import torch_save
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_vocab import PAD, CharVocab
 
@@ -148,15 +149,7 @@ def save_snapshot(net: CharRNNNet, path: str | os.PathLike, meta: dict[str, Any]
         "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
         "meta": meta or {},
     }
-    write_checkpoint_file(payload, path)
-
-
-def write_checkpoint_file(payload: dict[str, Any], path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary sibling, then an atomic rename: an interruption never leaves half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    torch_save(payload, path)
 
 
 def read_checkpoint_file(path: str | os.PathLike) -> dict[str, Any]:

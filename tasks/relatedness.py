@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from benchbox.data import DataRoot
+from benchbox.device import resolve_device
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
-from benchbox.device import resolve_device
 from benchbox.tasks.probe_adam import ADAM
 from benchbox.tasks.relatedness_probe import (
     BATCH_SIZE,
@@ -38,14 +38,14 @@ from benchbox.tasks.relatedness_probe import (
     pair_features,
 )
 from benchbox.tasks.sts import correlation_records
+from benchbox.tasks.transfer_data import senteval_order as sort_rows, token_counts
 
 SPLITS = ("train", "dev", "test")
 
 
 def senteval_order(pairs: PairData) -> np.ndarray:
     """Indices of the pairs in SentEval's order: sorted by (tokens in A, tokens in B, score), stable."""
-    keys = [(len(a.split()), len(b.split()), y) for a, b, y in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+    return sort_rows(token_counts(pairs.sentences1), token_counts(pairs.sentences2), list(pairs.scores))
 
 
 class RelatednessTask(Task):

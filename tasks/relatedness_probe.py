@@ -26,6 +26,7 @@ import torch
 from scipy.stats import pearsonr
 
 from benchbox.errors import BenchboxError
+from benchbox.tasks.logreg_probe import augment, initial_weights
 from benchbox.tasks.probe_adam import adam_step_
 
 NCLASSES = 5
@@ -77,15 +78,6 @@ def _pearson(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(pearsonr(pred, gold)[0])
 
 
-def initial_weights(input_dim: int, seed: int) -> torch.Tensor:
-    """SentEval's initial Linear(input_dim → 5) after ``torch.manual_seed(seed)``, as [5, input_dim + 1]
-    (bias last); the global torch RNG is left as it was."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        layer = torch.nn.Linear(input_dim, NCLASSES)
-    return torch.cat([layer.weight.detach(), layer.bias.detach()[:, None]], dim=1)
-
-
 def fit_relatedness(
     train_x: np.ndarray,
     train_scores: np.ndarray,
@@ -109,13 +101,9 @@ def fit_relatedness(
     rng = np.random.RandomState(seed)
     r = torch.arange(1, NCLASSES + 1, dtype=torch.float32, device=device)
 
-    def augment(x: np.ndarray) -> torch.Tensor:
-        t = torch.from_numpy(x).to(device)
-        return torch.cat([t, torch.ones(len(t), 1, device=device)], dim=1)
-
-    x_train, x_dev, x_test = augment(train_x), augment(dev_x), augment(test_x)
+    x_train, x_dev, x_test = (augment(x, device) for x in (train_x, dev_x, test_x))
     y_train = torch.from_numpy(encode_labels(train_scores)).to(device)
-    w = initial_weights(dim, seed).to(device)
+    w = initial_weights(dim, NCLASSES, seed).to(device)
     m, v = torch.zeros_like(w), torch.zeros_like(w)
     step = 0
 

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import f1_score
 
+from benchbox.device import resolve_device
 from benchbox.encoder import Encoder
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks import logreg_probe as lr
 from benchbox.tasks import transfer_validation as validation
-from benchbox.device import resolve_device
 from benchbox.tasks.probe_adam import ADAM
 from benchbox.tasks.relatedness_probe import pair_features
 from benchbox.tasks.transfer_data import (

@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-from benchbox.encoders.char_rnn_net import read_checkpoint_file, write_checkpoint_file
+from benchbox.atomic import torch_save
+from benchbox.encoders.char_rnn_net import read_checkpoint_file
 from benchbox.errors import BenchboxError
 
 CHECKPOINT_FORMAT = "benchbox.char-rnn.train-state/1"
@@ -55,7 +56,7 @@ def save_checkpoint(
         "history": position.history,
         "epoch_losses": position.epoch_losses,
     }
-    write_checkpoint_file(payload, path)
+    torch_save(payload, path)
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:

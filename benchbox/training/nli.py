@@ -19,8 +19,6 @@ with the official key names, loadable like ``infersent1.pkl``), ``classifier.pt`
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -30,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from benchbox.atomic import torch_save, write_json
 from benchbox.console import log
 from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
@@ -189,7 +188,7 @@ class NLITrainer:
                          "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
                                    "test": len(self.test.labels) if self.test else 0}},
         }
-        _write_json(self.out / MANIFEST, manifest)
+        write_json(self.out / MANIFEST, manifest)
         train, dev = self._prepare(self.train), self._prepare(self.dev)
         optimizer = torch.optim.SGD(self.net.parameters(), lr=cfg.lr)
         best = -1.0
@@ -209,14 +208,14 @@ class NLITrainer:
                 if optimizer.param_groups[0]["lr"] < cfg.min_lr:
                     break
             manifest["history"] = self.history
-            _write_json(self.out / MANIFEST, manifest)
+            write_json(self.out / MANIFEST, manifest)
         self._finish(manifest)
         return self.out
 
     def _save_best(self, epoch: int, dev_acc: float, manifest: dict[str, Any]) -> None:
         encoder_state = {k: v.detach().cpu() for k, v in self.net.encoder.state_dict().items()}
-        _save_atomic(encoder_state, self.out / WEIGHTS_FILE)
-        _save_atomic({k: v.detach().cpu() for k, v in self.net.classifier.state_dict().items()},
+        torch_save(encoder_state, self.out / WEIGHTS_FILE)
+        torch_save({k: v.detach().cpu() for k, v in self.net.classifier.state_dict().items()},
                      self.out / "classifier.pt")
         manifest["best"] = {"epoch": epoch, "dev_accuracy": dev_acc}
 
@@ -235,16 +234,6 @@ class NLITrainer:
             f"{h['epoch']},{h['lr']:.8g},{h['loss']:.6f},{h['train_acc']:.4f},{h['dev_acc']:.4f}" for h in self.history
         ]
         (self.out / "history.csv").write_text("\n".join(lines) + "\n")
-        _write_json(self.out / MANIFEST, manifest)
+        write_json(self.out / MANIFEST, manifest)
 
 
-def _save_atomic(obj: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)

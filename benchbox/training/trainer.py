@@ -40,6 +40,7 @@ import torch
 import torch.distributed as dist
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from benchbox.atomic import write_json
 from benchbox.console import err, log
 from benchbox.data import DataRoot
 from benchbox.encoders.char_rnn import encoder_for
@@ -198,11 +199,6 @@ class _StopSignal:
         self.requested = True
 
 
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
-
 
 class Trainer:
     """Trains one run; ``run()`` returns the run folder."""
@@ -307,7 +303,7 @@ class Trainer:
 
     def _save_manifest(self) -> None:
         if self.dist.is_main:
-            _write_json(self.out / MANIFEST, self.manifest)
+            write_json(self.out / MANIFEST, self.manifest)
 
     def _save_checkpoint(self) -> None:
         if self.dist.is_main:
