@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from benchbox.compare import Comparison, compare
 from benchbox.console import log, out, set_quiet
 from benchbox.task import TaskOptions
+
+if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
+    from benchbox.compare import Comparison
 
 VERDICT_STYLE = {"better": "green", "worse": "red"}
 TABLE_WIDTH = 150
@@ -81,6 +83,8 @@ def compare_command(
 ) -> None:
     """Compare encoders: per task, subset and metric both scores with CIs, the difference with its CI, a paired
     test, Holm/BH-corrected p and a verdict; then one summary line per pair."""
+    from benchbox.compare import compare
+
     set_quiet(quiet)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log)

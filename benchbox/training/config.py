@@ -7,8 +7,11 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.training.data import VISUAL_MODES
-from benchbox.training.losses import DEFAULT_MARGIN, LOSSES
 
+#: the losses of :mod:`benchbox.training.losses`, by their ``--loss`` names
+LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
+#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
+DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
 #: encoder name → (rnn, pooling)
 ARCHITECTURES = {"char-gru": ("gru", "attention"), "char-lstm": ("lstm", "attention"), "char-gru-max": ("gru", "max")}
 #: lr_max per dataset (Merkx & Frank 2019)

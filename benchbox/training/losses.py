@@ -18,10 +18,6 @@ from __future__ import annotations
 
 import torch
 
-LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
-#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
-DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
-
 
 def cosine_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """[B, B] similarities of normalised rows (``a[i]`` · ``b[j]``)."""
