@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.text import Text
 
 from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
 from benchbox.console import err
@@ -36,5 +37,5 @@ def main() -> None:
     try:
         app()
     except BenchboxError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error:", "bold red"), f" {exc}"), highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from benchbox.cache import EmbeddingCache
 from benchbox.console import log, out, progress_bar, set_quiet
@@ -34,7 +35,7 @@ def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]
         try:
             obj = registry.get(name)
         except BenchboxError as exc:
-            table.add_row(name, f"[red]{exc}[/red]")
+            table.add_row(name, Text(str(exc), style="red"))
             continue
         if isinstance(obj, TaskGroup):
             table.add_row(name, f"group: {', '.join(obj.members)}")

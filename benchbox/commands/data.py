@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from benchbox import download
 from benchbox.console import log, out
@@ -35,7 +36,7 @@ def status(data_dir: DataDir = None) -> None:
         state = "present" if len(present) == len(files) else ("partial" if present else "missing")
         where = "embedded" if embedded and len(embedded) == len(present) else ("root" if present else "-")
         style = {"present": "green", "partial": "yellow", "missing": "red"}[state]
-        table.add_row(name, f"{len(present)}/{len(files)}", f"[{style}]{state}[/{style}]", where)
+        table.add_row(name, f"{len(present)}/{len(files)}", Text(state, style=style), where)
     out.print(table)
 
 
@@ -52,7 +53,7 @@ def verify(data_dir: DataDir = None) -> None:
             checked += 1
             if sha256_file(path) != f.sha256:
                 bad += 1
-                out.print(f"[red]MISMATCH[/red] {root.label(path)}")
+                out.print(Text.assemble(("MISMATCH", "red"), f" {root.label(path)}"))
     out.print(f"{checked} files checked, {bad} mismatched")
     if bad:
         raise typer.Exit(1)
