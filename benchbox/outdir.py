@@ -11,6 +11,7 @@ of one seed beside the weights of another). The OS drops the lock when the proce
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -37,20 +38,27 @@ def check_writable(folder: str | os.PathLike, option: str = "--out") -> Path:
 
 
 @contextmanager
-def output_lock(folder: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
-    """Check ``folder`` writable and hold its lock for the ``with`` block; another holder is an error."""
+def output_lock(folder: str | os.PathLike, option: str = "--out", *, name: str = LOCK_FILE) -> Iterator[Path]:
+    """Check ``folder`` writable and hold its lock ``folder/name`` for the ``with`` block; another holder is
+    an error. One output file among others in a folder gets a lock of its own (:func:`output_file_lock`)."""
     from filelock import FileLock, Timeout
 
     folder = check_writable(folder, option)
-    lock = FileLock(folder / LOCK_FILE)
+    lock = FileLock(folder / name)
     try:
         lock.acquire(timeout=0)
     except Timeout:
         raise BenchboxError(
-            f"another benchbox process is writing into {folder} (it holds {folder / LOCK_FILE}): wait for it to "
+            f"another benchbox process is writing into {folder} (it holds {folder / name}): wait for it to "
             f"finish or pass another {option}"
         ) from None
     try:
         yield folder
     finally:
         lock.release()
+
+
+def output_file_lock(path: str | os.PathLike, option: str = "--out") -> contextlib.AbstractContextManager[Path]:
+    """The lock of one output file (and what is written beside it): ``.<name>.lock`` in its folder."""
+    path = Path(path)
+    return output_lock(path.parent, option, name=f".{path.name}.lock")

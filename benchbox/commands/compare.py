@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.console import log, out, set_quiet
+from benchbox.outdir import check_writable
 from benchbox.task import TaskOptions
 
 if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
@@ -87,6 +88,9 @@ def compare_command(
     from benchbox.compare import compare
 
     set_quiet(quiet)
+    for path, option in ((csv, "--csv"), (json_path, "--json")):
+        if path:  # a read-only destination fails now, not after the tests
+            check_writable(path.parent, option)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log)
     # piped output (logs, files) has no width: print wide rather than crush the columns

@@ -15,6 +15,7 @@ from benchbox import download
 from benchbox.console import log, out
 from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
 from benchbox.errors import BenchboxError
+from benchbox.outdir import output_lock
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data root (default: $BENCHBOX_DATA, else the user data dir).")]
 SENTEVAL_PREFIX = "senteval/downstream/"
@@ -85,6 +86,22 @@ def import_senteval(
     if not source.is_dir():
         raise BenchboxError(f"{source} is not a folder: give the path of SentEval's data/downstream")
     root = DataRoot(data_dir).root
+    with output_lock(root, "--data-dir"):
+        copied, same, mismatched, conflicts = _import_known_files(source, root, force)
+    out.print(f"imported {copied} files into {root} ({same} already there)")
+    for path in mismatched:
+        log(f"skipped {path}: its checksum differs from the release benchbox knows")
+    if conflicts:
+        raise BenchboxError(
+            f"{len(conflicts)} files in the data root differ from the verified ones (e.g. {conflicts[0]}); "
+            "nothing was overwritten: re-run with --force to replace them"
+        )
+    if copied + same == 0:
+        raise BenchboxError(f"no known SentEval file found under {source}: is it SentEval's data/downstream?")
+
+
+def _import_known_files(source: Path, root: Path, force: bool) -> tuple[int, int, list[str], list[str]]:
+    """Copy the verified known files of ``source`` into ``root``: (copied, already there, mismatched, conflicts)."""
     copied = same = 0
     mismatched, conflicts = [], []
     for files in known_files().values():
@@ -110,16 +127,7 @@ def import_senteval(
             shutil.copyfile(src, part)
             os.replace(part, dest)
             copied += 1
-    out.print(f"imported {copied} files into {root} ({same} already there)")
-    for path in mismatched:
-        log(f"skipped {path}: its checksum differs from the release benchbox knows")
-    if conflicts:
-        raise BenchboxError(
-            f"{len(conflicts)} files in the data root differ from the verified ones (e.g. {conflicts[0]}); "
-            "nothing was overwritten: re-run with --force to replace them"
-        )
-    if copied + same == 0:
-        raise BenchboxError(f"no known SentEval file found under {source}: is it SentEval's data/downstream?")
+    return copied, same, mismatched, conflicts
 
 
 @data_app.command("fetch")
@@ -130,10 +138,11 @@ def fetch(
 ) -> None:
     """Download datasets from their official sources; every file is verified before it lands."""
     root = DataRoot(data_dir).root
-    for name in names:
-        for src in download.sources(name):
-            written = download.fetch(src, root, mirror=mirror, log=log)
-            out.print(f"{name}: {len(written)} files written to {root}")
+    with output_lock(root, "--data-dir"):
+        for name in names:
+            for src in download.sources(name):
+                written = download.fetch(src, root, mirror=mirror, log=log)
+                out.print(f"{name}: {len(written)} files written to {root}")
 
 
 def register(app: typer.Typer) -> None:
