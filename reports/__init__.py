@@ -53,9 +53,9 @@ def write_report(
     out_path = Path(out) if out is not None else None
     fmt = resolve_format(fmt, out_path)
     out_path = out_path or Path(f"report{FORMATS[fmt][0]}")
+    opened = open_runs(list(runs))
+    sources = run_sources(opened) + reference_sources(list(references or []))
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
-        opened = open_runs(list(runs))
-        sources = run_sources(opened) + reference_sources(list(references or []))
         comparison = None
         if compare:
             comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
