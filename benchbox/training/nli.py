@@ -34,6 +34,7 @@ from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
+from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
 from benchbox.wordvec import WordVectors, load_word_vectors
@@ -90,6 +91,8 @@ def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
     if unknown:
         raise BenchboxError(f"{files[2]}: unknown labels {unknown[:5]} (expected {', '.join(LABELS)})")
     n = len(s1) if limit is None else min(limit, len(s1))
+    for f, sentences in zip(files, (s1[:n], s2[:n])):
+        check_lengths(sentences, lambda i, f=f: f"{f}:{i + 1}")
     return NLISplit(s1[:n], s2[:n], np.array([LABELS[label] for label in raw[:n]], dtype=np.int64))
 
 
