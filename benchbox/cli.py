@@ -9,10 +9,9 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.text import Text
 
 from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
-from benchbox.console import err
+from benchbox.console import error
 from benchbox.errors import BenchboxError
 
 app = typer.Typer(
@@ -37,5 +36,5 @@ def main() -> None:
     try:
         app()
     except BenchboxError as exc:
-        err.print(Text.assemble(("error:", "bold red"), f" {exc}"), highlight=False, soft_wrap=True)
+        error(str(exc))
         sys.exit(2)

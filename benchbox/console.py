@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 out = Console(markup=False)
 err = Console(stderr=True, markup=False)
@@ -24,6 +25,12 @@ def log(message: str) -> None:
 
 def set_quiet(quiet: bool) -> None:
     err.quiet = quiet
+
+
+def error(message: str) -> None:
+    """The one-line error of a failed command on stderr, printed literally; ``--quiet`` does not hide it."""
+    err.quiet = False
+    err.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -93,8 +93,8 @@ def test_markup_in_user_strings_prints_literally(tmp_path, name):
     assert captured.get().strip() == f"features must be a 2-D array [n, dim], found {name}"
 
 
-def test_error_messages_keep_bracketed_parts(tmp_path):
+def test_error_messages_keep_bracketed_parts_even_with_quiet(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "benchbox", "eval", "glove-bow", "--task", "sts12", "-e", "[red]x[/red]",
-                           "--runs-dir", str(tmp_path)], capture_output=True, text=True)
+                           "--runs-dir", str(tmp_path), "--quiet"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: --encoder-opt takes KEY=VALUE, got '[red]x[/red]'"
