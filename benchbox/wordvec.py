@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
+from benchbox.console import log
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
 
@@ -160,7 +161,7 @@ def _converted_text(path: Path) -> WordVectors:
     problem = _conversion_problem(folder)
     if problem is not None:
         if folder.exists():
-            _log(f"rebuilding the converted word vectors of {path}: {problem}")
+            log(f"rebuilding the converted word vectors of {path}: {problem}")
         _convert(path, folder, key)
         problem = _conversion_problem(folder)
         if problem is not None:
@@ -169,12 +170,6 @@ def _converted_text(path: Path) -> WordVectors:
     return WordVectors(
         lambda: (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1], vectors, key, str(path)
     )
-
-
-def _log(message: str) -> None:
-    from benchbox.console import log
-
-    log(message)
 
 
 def _convert(path: Path, folder: Path, key: str) -> None:
