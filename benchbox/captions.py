@@ -32,6 +32,7 @@ from pathlib import Path
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
+from benchbox.limits import check_lengths
 
 PER_IMAGE = 5
 DATASETS = ("flickr8k", "coco")
@@ -65,6 +66,8 @@ class CaptionSplit:
                 f"{self.dataset} {self.split}: {len(self.captions)} captions for {len(self.image_ids)} images; "
                 f"expected {PER_IMAGE} per image"
             )
+        check_lengths(self.captions, lambda i: f"{self.dataset} {self.split} caption "
+                                               f"{self.image_ids[i // PER_IMAGE]}#{i % PER_IMAGE}")
 
     def reordered(self, image_ids: list[str], source: Path) -> CaptionSplit:
         """The same images in the order of ``image_ids`` (read from ``source``); the two sets must be equal."""

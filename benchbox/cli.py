@@ -11,7 +11,7 @@ import sys
 import typer
 
 from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
-from benchbox.console import err
+from benchbox.console import error
 from benchbox.errors import BenchboxError
 
 app = typer.Typer(
@@ -36,5 +36,5 @@ def main() -> None:
     try:
         app()
     except BenchboxError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        error(str(exc))
         sys.exit(2)

@@ -49,6 +49,7 @@ from scipy.stats import rankdata
 from benchbox import published, stats
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
+from benchbox.outdir import check_writable
 from benchbox.store import MANIFEST, Run
 from benchbox.task import TaskOptions, resolve_tasks
 
@@ -131,6 +132,7 @@ def resolve_sources(
         names = tasks or sorted({t for s in sources if isinstance(s, Source) for t in s.metrics["task"]})
         if not names:
             raise BenchboxError(f"name the tasks to evaluate {', '.join(pending)} on (--task)")
+        check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
         for i, spec in enumerate(sources):
             if isinstance(spec, str):
                 path = run_tasks(spec, names, data_dir=data_dir, options=options, cache=cache, log=log).save(runs_dir)

@@ -1,4 +1,9 @@
-"""Shared rich consoles: results to stdout, logs and progress to stderr; ``--quiet`` silences stderr."""
+"""Shared rich consoles: results to stdout, logs and progress to stderr; ``--quiet`` silences stderr.
+
+Both consoles have rich markup turned off: what they print (paths, encoder names, sentences, error messages)
+is shown literally, so a user string such as ``[/bold]`` or ``[red]`` can neither crash a command nor lose
+characters. Styles are given with ``style=`` or :class:`rich.text.Text`, never as markup in the string.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,25 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
-out = Console()
-err = Console(stderr=True)
+out = Console(markup=False)
+err = Console(stderr=True, markup=False)
 
 
 def log(message: str) -> None:
     if not err.quiet:
-        err.print(f"[dim]{message}[/dim]", highlight=False)
+        err.print(message, style="dim", highlight=False)
 
 
 def set_quiet(quiet: bool) -> None:
     err.quiet = quiet
+
+
+def error(message: str) -> None:
+    """The one-line error of a failed command on stderr, printed literally; ``--quiet`` does not hide it."""
+    err.quiet = False
+    err.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
 
 
 @contextmanager

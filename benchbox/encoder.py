@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from benchbox.errors import BenchboxError
+from benchbox.limits import check_lengths
 
 
 class Encoder(ABC):
@@ -77,14 +78,16 @@ class ImageTextEncoder(Encoder):
 
 
 def validate_sentences(sentences: Any) -> list[str]:
-    """Check the encoder input: a list of ``str``. Empty strings are allowed (they encode to something
-    defined by each encoder, e.g. the zero vector for bag-of-words), ``None`` and non-strings are not."""
+    """Check the encoder input: a list of ``str``, each within the length limit (:mod:`benchbox.limits`).
+    Empty strings are allowed (they encode to something defined by each encoder, e.g. the zero vector for
+    bag-of-words), ``None`` and non-strings are not."""
     if isinstance(sentences, str):
         raise BenchboxError("encode() takes a list of sentences, not a single string: wrap it in a list")
     sentences = list(sentences)
     for i, s in enumerate(sentences):
         if not isinstance(s, str):
             raise BenchboxError(f"sentence {i} is {type(s).__name__}, not str")
+    check_lengths(sentences, lambda i: f"the sentence to encode at position {i}")
     return sentences
 
 

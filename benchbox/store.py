@@ -4,6 +4,11 @@
 options, data checksums), ``metrics.csv`` (the tidy metric records) and ``items/<task>.csv`` (per-item
 scores). A run is written to a hidden temporary folder and renamed into place, so a reader never sees
 half a run. Training runs use the same folder convention with ``"kind": "train"`` in their manifest.
+
+The manifest's ``files`` lists every table of the run with its sha256 and row count. Readers (``compare``,
+``report``) read tables through :meth:`Run.table`, which checks them against that list: a missing, truncated
+or altered file is an error naming it, never a silently smaller comparison. Runs written before the list
+existed are read unchecked.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
 
 METRIC_COLUMNS = ["task", "subset", "metric", "value", "ci_low", "ci_high", "n"]
@@ -69,12 +75,14 @@ def write_run(
             "command": sys.argv,
             **manifest,
         }
-        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n")
-        metrics.reindex(columns=METRIC_COLUMNS).to_csv(tmp / "metrics.csv", index=False)
+        tables = {"metrics.csv": metrics.reindex(columns=METRIC_COLUMNS)}
+        tables.update({f"items/{task}.csv": frame for task, frame in items.items()})
         if items:
             (tmp / "items").mkdir()
-            for task, frame in items.items():
-                frame.to_csv(tmp / "items" / f"{task}.csv", index=False)
+        for name, frame in tables.items():
+            frame.to_csv(tmp / name, index=False)
+        full["files"] = {name: {"sha256": sha256_file(tmp / name), "rows": len(frame)} for name, frame in tables.items()}
+        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n")
         final = runs_dir / run_id
         os.rename(tmp, final)
     except BaseException:
@@ -113,11 +121,34 @@ class Run:
 
     @cached_property
     def metrics(self) -> pd.DataFrame:
-        path = self.path / "metrics.csv"
-        if not path.is_file():
-            return pd.DataFrame(columns=METRIC_COLUMNS)
-        return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"subset": str})
+        frame = self.table("metrics.csv")
+        return pd.DataFrame(columns=METRIC_COLUMNS) if frame is None else frame
 
     def items(self, task: str) -> pd.DataFrame | None:
-        path = self.path / "items" / f"{task}.csv"
-        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+        return self.table(f"items/{task}.csv")
+
+    def table(self, name: str) -> pd.DataFrame | None:
+        """The CSV table ``name`` (a path inside the run), checked against the manifest's file list; None when
+        the run has no such table. Every reader of run tables goes through here."""
+        path = self.path / name
+        listed = self.manifest.get("files")
+        entry = listed.get(name) if isinstance(listed, dict) else None
+        if entry is None:
+            if isinstance(listed, dict) and path.is_file():
+                raise BenchboxError(f"{path} is not listed in {self.path / MANIFEST}: it was added after the run was written")
+            if not path.is_file():
+                return None
+        elif not path.is_file():
+            raise BenchboxError(f"{path} is missing: {self.path / MANIFEST} lists it; restore it or re-run the evaluation")
+        elif sha256_file(path) != entry.get("sha256"):
+            raise BenchboxError(
+                f"{path} was altered or truncated: its sha256 differs from the one in {self.path / MANIFEST}; "
+                "restore it or re-run the evaluation"
+            )
+        try:
+            frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"subset": str})
+        except (OSError, ValueError) as exc:
+            raise BenchboxError(f"unreadable {path}: {exc}") from exc
+        if entry is not None and len(frame) != entry.get("rows"):
+            raise BenchboxError(f"{path} holds {len(frame)} rows, its manifest {entry.get('rows')}")
+        return frame

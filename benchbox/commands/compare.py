@@ -10,8 +10,10 @@ import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from benchbox.console import log, out, set_quiet
+from benchbox.outdir import check_writable
 from benchbox.task import TaskOptions
 
 if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
@@ -53,7 +55,7 @@ def pair_table(rows: pd.DataFrame, correction: str) -> Table:
             f"{_num(r['value_a'])}\n{_ci(r['ci_low_a'], r['ci_high_a'])}",
             f"{_num(r['value_b'])}\n{_ci(r['ci_low_b'], r['ci_high_b'])}",
             f"{_num(r['diff'])}\n{_ci(r['diff_ci_low'], r['diff_ci_high'])}",
-            r["test"], _p(r["p"]), _p(r[p_column]), f"[{style}]{verdict}[/{style}]" if style else verdict,
+            r["test"], _p(r["p"]), _p(r[p_column]), Text(verdict, style=style or ""),
         )
     return table
 
@@ -86,10 +88,14 @@ def compare_command(
     from benchbox.compare import compare
 
     set_quiet(quiet)
+    for path, option in ((csv, "--csv"), (json_path, "--json")):
+        if path:  # a read-only destination fails now, not after the tests
+            check_writable(path.parent, option)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log)
     # piped output (logs, files) has no width: print wide rather than crush the columns
-    console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color)
+    console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
+                                                 markup=False)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
         console.print(pair_table(rows, comparison.correction))
     if not comparison.seeds.empty:

@@ -10,11 +10,13 @@ from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from benchbox.cache import EmbeddingCache
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.evaluation import load_encoder, run_tasks
+from benchbox.evaluation import Evaluation, load_encoder, run_tasks
+from benchbox.outdir import check_writable
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.task import TaskGroup, TaskOptions
 
@@ -34,7 +36,7 @@ def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]
         try:
             obj = registry.get(name)
         except BenchboxError as exc:
-            table.add_row(name, f"[red]{exc}[/red]")
+            table.add_row(name, Text(str(exc), style="red"))
             continue
         if isinstance(obj, TaskGroup):
             table.add_row(name, f"group: {', '.join(obj.members)}")
@@ -84,6 +86,8 @@ def eval_command(
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
                           device=device, features=str(features) if features else None,
                           retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties)
+    if save:  # a read-only --runs-dir fails now, not after the evaluation
+        check_writable(runs_dir, "--runs-dir")
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
     with progress_bar(f"encoding with {encoder.name}") as update:
         evaluation = run_tasks(
@@ -93,20 +97,28 @@ def eval_command(
         )
     if evaluation.cache_stats:
         log(f"embedding cache: {evaluation.cache_stats['hits']} hits, {evaluation.cache_stats['misses']} encoded")
-    if save:
-        path = evaluation.save(runs_dir)
-        log(f"run written to {path}")
     if as_json:
         out.print_json(json.dumps([r.to_dict() for r in evaluation.records]))
-        return
-    table = Table(title=f"{encoder.name} ({evaluation.encoder['fingerprint']})")
+    else:
+        out.print(results_table(encoder.name, evaluation))
+    if save:  # after printing: a failed save loses nothing
+        try:
+            path = evaluation.save(runs_dir)
+        except OSError as exc:
+            raise BenchboxError(f"the results above could not be saved under {runs_dir}: {exc}") from None
+        log(f"run written to {path}")
+
+
+def results_table(name: str, evaluation: Evaluation) -> Table:
+    """The metric records as a table: value, 95% interval, n."""
+    table = Table(title=f"{name} ({evaluation.encoder['fingerprint']})")
     for column in ("task", "subset", "metric", "value", "95% CI", "n"):
         table.add_column(column, justify="right" if column in ("value", "n") else "left",
                          no_wrap=column in ("metric", "value", "95% CI", "n"))
     for r in evaluation.records:
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
         table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n) if r.n else "")
-    out.print(table)
+    return table
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from benchbox.console import log, progress_bar, set_quiet
+from benchbox.outdir import output_file_lock
 
 features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
 
@@ -26,9 +27,16 @@ def extract(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """ResNet-152 penultimate-layer features (2048-d), averaged over 10 crops, for every image in --images."""
-    from benchbox.feature_extraction import extract_features, load_resnet152
 
     set_quiet(quiet)
+    with output_file_lock(out, "--out"):
+        _extract(images, out, weights, batch_size, device, resume, workers, skip_unreadable, save_every)
+
+
+def _extract(images: Path, out: Path, weights: str, batch_size: int, device: str, resume: bool, workers: int,
+             skip_unreadable: bool, save_every: float) -> None:
+    from benchbox.feature_extraction import extract_features, load_resnet152
+
     model = load_resnet152(weights)
     log(f"weights: {model.weights}")
     with progress_bar("ResNet-152 features") as update:

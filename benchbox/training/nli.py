@@ -34,6 +34,8 @@ from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
+from benchbox.limits import check_lengths
+from benchbox.outdir import check_writable, output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
 from benchbox.wordvec import WordVectors, load_word_vectors
 
@@ -89,6 +91,8 @@ def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
     if unknown:
         raise BenchboxError(f"{files[2]}: unknown labels {unknown[:5]} (expected {', '.join(LABELS)})")
     n = len(s1) if limit is None else min(limit, len(s1))
+    for f, sentences in zip(files, (s1[:n], s2[:n])):
+        check_lengths(sentences, lambda i, f=f: f"{f}:{i + 1}")
     return NLISplit(s1[:n], s2[:n], np.array([LABELS[label] for label in raw[:n]], dtype=np.int64))
 
 
@@ -102,6 +106,7 @@ class NLITrainer:
         self.out = Path(out) if out else runs_dir / new_run_id("infersent")
         if (self.out / MANIFEST).exists():
             raise BenchboxError(f"{self.out} already holds a run: choose another --out")
+        check_writable(self.out)  # before reading data and vectors, not at the first write
         folder = Path(config.nli).expanduser()
         self.train = read_split(folder, config.train_split, config.max_train)
         self.dev = read_split(folder, config.dev_split, config.max_dev)
@@ -177,8 +182,11 @@ class NLITrainer:
         return float(np.mean(losses)), 100.0 * correct / len(labels)
 
     def run(self) -> Path:
+        with output_lock(self.out):  # no second process writes into the same run folder
+            return self._run()
+
+    def _run(self) -> Path:
         cfg = self.config
-        self.out.mkdir(parents=True, exist_ok=True)
         manifest: dict[str, Any] = {
             "kind": "train", "run_id": self.out.name, "status": "running",
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -7,7 +7,7 @@ epochs are not a whole number of cycles) scored on dev retrieval
 of the two best snapshots (Huang et al. 2017 snapshot ensembles). The run folder is
 ``manifest.json`` (``"kind": "train"``, the encoder name and architecture, the configuration, data
 provenance, snapshots with their scores, ``ensemble``), ``checkpoint.pt`` (resumable state, every
-``checkpoint_every`` steps, at every epoch end and when stopped by SIGINT/SIGTERM), ``snapshots/epoch-NNN.pt``,
+``checkpoint_every`` steps, at every epoch end and when stopped by SIGINT/SIGTERM, see :mod:`.stop`), ``snapshots/epoch-NNN.pt``,
 ``history.csv`` (per epoch) and ``semantic.csv`` (per snapshot, with ``--eval-semantic``). Unlike an
 evaluation run, a training run folder grows while training; its manifest is rewritten atomically and
 says ``"status": "running" | "stopped" | "complete"``.
@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
+import shutil
 import time
 import warnings
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import ExitStack
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -47,6 +47,7 @@ from benchbox.encoders.char_rnn import encoder_for
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, save_snapshot
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
+from benchbox.outdir import output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
 from benchbox.training import losses
 from benchbox.training.batching import Batch, epoch_plan
@@ -55,6 +56,7 @@ from benchbox.training.config import TrainConfig
 from benchbox.training.data import load_split
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.selection import dev_scores
+from benchbox.training.stop import StopRequest
 
 #: called after every step with the global step; returning True stops training (checkpoint written)
 StepHook = Callable[[int], bool]
@@ -173,35 +175,23 @@ class Distributed:
             dist.destroy_process_group()
 
 
-class _StopSignal:
-    """SIGINT/SIGTERM ask the loop to stop after the current step (and write a checkpoint)."""
+#: what an unfinished start leaves in the run folder (no checkpoint yet); removed when it is restarted
+UNFINISHED_START_FILES = (MANIFEST, "snapshots", "history.csv", "semantic.csv")
 
-    def __init__(self) -> None:
-        self.requested = False
 
-    @contextmanager
-    def installed(self) -> Iterator[None]:
-        previous = {}
-        try:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, self._handle)
-        except ValueError:  # not the main thread: no handlers
-            pass
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.requested:  # a second signal: give up at once
-            raise KeyboardInterrupt
-        self.requested = True
-
+def discard_unfinished_start(out: Path) -> None:
+    """Remove the files of a run stopped before its first checkpoint, so that a restart begins clean."""
+    for name in UNFINISHED_START_FILES:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
 
 
 class Trainer:
-    """Trains one run; ``run()`` returns the run folder."""
+    """Trains one run; ``run()`` returns the run folder. The run folder is locked (and checked writable)
+    from construction until ``run()`` returns; a run stopped before its first checkpoint restarts cleanly."""
 
     def __init__(
         self,
@@ -216,17 +206,33 @@ class Trainer:
         if config.threads:
             torch.set_num_threads(config.threads)
         self.step_hook = step_hook
-        self.stop = _StopSignal()
+        self.stop = StopRequest()
         self.out = Path(self.dist.broadcast(str(out) if out else str(Path(runs_dir) / new_run_id(config.encoder))))
+        self._output = ExitStack()  # the lock on the run folder, held until run() returns
+        if self.dist.is_main:
+            self._output.enter_context(output_lock(self.out))
+        try:
+            self._setup(config, resume)
+        except BaseException:
+            self._output.close()
+            raise
+
+    def _setup(self, config: TrainConfig, resume: bool) -> None:
         checkpoint_path = self.out / CHECKPOINT_FILE
         stored_checkpoint = None
         if resume:
+            if (self.out / MANIFEST).is_file() and not checkpoint_path.is_file():
+                raise BenchboxError(f"{self.out} has no {CHECKPOINT_FILE}: the run stopped before its first "
+                                    "checkpoint; run the same command without --resume to restart it")
             if not (self.out / MANIFEST).is_file() or not checkpoint_path.is_file():
                 raise BenchboxError(f"nothing to resume in {self.out}: it has no {MANIFEST} and {CHECKPOINT_FILE}")
             stored_checkpoint = load_checkpoint(checkpoint_path)
             config = config.check_resume(TrainConfig.from_dict(stored_checkpoint["config"]))
-        elif (self.out / MANIFEST).exists():
+        elif (self.out / MANIFEST).exists() and checkpoint_path.exists():
             raise BenchboxError(f"{self.out} already holds a run: pass --resume to continue it, or another --out")
+        elif (self.out / MANIFEST).exists() and self.dist.is_main:
+            log(f"{self.out} holds a run stopped before its first checkpoint: restarting it from the beginning")
+            discard_unfinished_start(self.out)
         self.config = config
         if config.batch_size % self.dist.world:
             raise BenchboxError(f"the batch size {config.batch_size} must be divisible by the {self.dist.world} processes")
@@ -404,6 +410,12 @@ class Trainer:
 
     # ---------------------------------------------------------------- loop
     def run(self) -> Path:
+        try:
+            return self._run()
+        finally:
+            self._output.close()
+
+    def _run(self) -> Path:
         config = self.config
         self._init_run_folder(resumed=self.resumed)
         model: torch.nn.Module = TrainModule(self.net)
@@ -438,7 +450,7 @@ class Trainer:
                     bar.update(task, completed=self.position.global_step, loss=loss, lr=lr)
                     if not live and self.dist.is_main and self.position.global_step % LOG_EVERY == 0:
                         self._log_progress(total, loss, lr)
-                    requested = self.stop.requested or bool(self.step_hook and self.step_hook(self.position.global_step))
+                    requested = self.stop.check() or bool(self.step_hook and self.step_hook(self.position.global_step))
                     if self.dist.any(requested):
                         stopped = True
                         break

@@ -1,0 +1,55 @@
+"""SIGTERM acts within a second even inside long tensor work (issue #19: a 1 MB caption kept training busy
+for 37 minutes and SIGTERM had no effect): the loop stops cleanly at its next check, and a step that does
+not reach it within the grace period is cut short with status 128 + signal."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+SCRIPT = textwrap.dedent("""
+    import sys, time, torch
+    from benchbox.training.stop import StopRequest
+    torch.set_num_threads(1)
+    gru, steps = torch.nn.GRU(8, 8), 0
+    stop = StopRequest(grace=1.0)
+    with stop.installed():
+        print("ready", flush=True)
+        if sys.argv[1] == "long":
+            gru(torch.zeros(2_000_000, 1, 8))  # one C++ call of minutes: Python handlers cannot run in it
+            print("the long step ended", flush=True)
+        else:
+            while not stop.check():  # short steps: the loop sees the request at its next check
+                gru(torch.zeros(50, 1, 8))
+                steps += 1
+            print(f"stopped cleanly after {steps} steps", flush=True)
+""")
+
+
+def _signal_when_ready(kind: str) -> tuple[subprocess.CompletedProcess, float]:
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.perf_counter() - sent
+
+
+def test_sigterm_inside_a_long_tensor_call_ends_the_process_within_the_grace():
+    done, seconds = _signal_when_ready("long")
+    assert done.returncode == 128 + signal.SIGTERM
+    assert "the long step ended" not in done.stdout
+    assert "stopped without a new checkpoint" in done.stderr
+    assert seconds < 3.0  # grace 1 s, plus process exit on a shared machine
+
+
+def test_sigterm_between_steps_stops_the_loop_cleanly():
+    done, seconds = _signal_when_ready("short")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("stopped cleanly after") and done.stderr == ""
+    assert seconds < 3.0
