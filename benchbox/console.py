@@ -14,7 +14,7 @@ err = Console(stderr=True)
 
 def log(message: str) -> None:
     if not err.quiet:
-        err.print(f"[dim]{message}[/dim]", highlight=False)
+        err.print(f"[dim]{message}[/dim]", highlight=False, soft_wrap=True)  # one line per message, never wrapped
 
 
 def set_quiet(quiet: bool) -> None:
