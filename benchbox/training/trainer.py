@@ -54,6 +54,7 @@ from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, load_checkpo
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import load_split
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
+from benchbox.training.footprint import require_training_memory
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.selection import dev_scores
 
@@ -253,6 +254,9 @@ class Trainer:
             vocab = CharVocab.build(self.train_data.captions)
         rnn, pooling = config.architecture
         feature_dim = None if self.train_data.visual is None else int(self.train_data.visual.shape[1])
+        require_training_memory(str(self.dist.device), rnn=rnn, hidden=config.hidden, batch_size=config.batch_size,
+                                max_length=int(self.train_data.lengths.max()), feature_dim=feature_dim,
+                                vocab_size=len(vocab), partner=config.needs_partner)
         self.net_config = NetConfig(rnn=rnn, pooling=pooling, hidden=config.hidden, feature_dim=feature_dim,
                                     nonneg=config.loss == "order")
         self.net = CharRNNNet(vocab, self.net_config).to(self.dist.device)
