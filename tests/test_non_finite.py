@@ -154,3 +154,29 @@ def test_non_finite_update_keeps_the_last_good_checkpoint(tmp_path):
     assert saved["global_step"] == 6 and all(bool(torch.isfinite(v).all()) for v in saved["model"].values())
     Trainer(TrainConfig(**TINY), tmp_path / "run", resume=True).run()
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_snapshot_that_cannot_be_scored_stops_training_and_is_never_selected(tmp_path):
+    """Weights that are finite but collapsed (every caption the same vector) at a cycle end: before, the
+    optimistic tie rule scored the snapshot R@10 = 100 and the ensemble picked it."""
+    from benchbox.training.config import TrainConfig
+    from benchbox.training.trainer import Trainer
+
+    _needs_flickr8k()
+    trainer = Trainer(TrainConfig(**TINY), tmp_path / "run")
+
+    def collapse_at_step_10(step):
+        if step == 10:  # the last step of epoch 1, just before its snapshot
+            with torch.no_grad():
+                for p in trainer.net.parameters():
+                    p.zero_()
+        return False
+
+    trainer.step_hook = collapse_at_step_10
+    with pytest.raises(BenchboxError, match=r"training stopped at epoch 1: the snapshot cannot be scored on dev \(dev "
+                                            r"retrieval .snapshot selection.: all 5000 embeddings of encoder 'char-gru' "
+                                            r"are identical.*last good checkpoint \(step 9\)"):
+        trainer.run()
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and manifest["snapshots"] == [] and manifest["ensemble"] == []

@@ -24,6 +24,7 @@ scheme gives the single-process result up to floating-point summation order. Ran
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import time
@@ -381,6 +382,14 @@ class Trainer:
         record: dict[str, Any] = {"epoch": epoch, "file": name}
         try:
             scores = dev_scores(encoder, self.dev_data)
+            if not all(math.isfinite(v) for v in scores.values()):
+                raise BenchboxError(f"the dev scores are not finite: {scores}")
+        except BenchboxError as exc:  # NaN or constant embeddings: the snapshot must not be selected
+            raise NonFiniteTraining(f"training stopped at epoch {epoch}: the snapshot cannot be scored on dev ({exc})",
+                                    weights_ok=False) from exc
+        finally:
+            self.net.train()
+        try:
             if self.config.eval_semantic:
                 record["semantic"] = self._semantic(encoder, epoch)
         finally:
