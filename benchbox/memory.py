@@ -51,11 +51,12 @@ def available_bytes(device: str = "cpu") -> int | None:
 
 
 def format_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+    i = 0
+    while n >= 1024 and i < len(units) - 1:
         n /= 1024
-    raise AssertionError  # unreachable
+        i += 1
+    return f"{n:.1f} {units[i]}"
 
 
 def fits(nbytes: float, device: str = "cpu") -> bool:
