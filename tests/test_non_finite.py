@@ -13,6 +13,7 @@ from benchbox.embedding_checks import check_encoder_output, require_informative
 from benchbox.errors import BenchboxError
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from tests.helpers import TableEncoder
+from tests.test_infersent_training import nli_folder  # noqa: F401 - the synthetic NLI fixture
 
 
 # ---------------------------------------------------------------- embeddings refused by metrics
@@ -180,3 +181,15 @@ def test_snapshot_that_cannot_be_scored_stops_training_and_is_never_selected(tmp
         trainer.run()
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and manifest["snapshots"] == [] and manifest["ensemble"] == []
+
+
+def test_infersent_training_stops_at_a_non_finite_update(nli_folder, tmp_path):
+    """The NLI trainer shares the per-step check: an infinite learning rate (Python API; the CLI refuses it)."""
+    from benchbox.training.nli import NLIConfig, NLITrainer
+
+    folder, vectors = nli_folder
+    config = NLIConfig(nli=str(folder), word_vectors=str(vectors), hidden=8, fc_dim=16, epochs=1, batch_size=16,
+                       lr=float("inf"), padding="masked", device="cpu")
+    with pytest.raises(BenchboxError, match=r"training stopped at step 1: the update made the weights NaN or infinite "
+                                            r"\(its loss was [0-9.]+\); lower --lr"):
+        NLITrainer(config, tmp_path / "run").run()

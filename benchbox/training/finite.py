@@ -42,10 +42,10 @@ class FiniteGuard:
                                     weights_ok=True)
         self.last = (step, value)
 
-    def check_weights(self, step: int, parameters: Iterable[torch.Tensor]) -> None:
-        """After the update: raise if any parameter is not finite."""
+    def check_weights(self, step: int, parameters: Iterable[torch.Tensor], hint: str = "lower --lr-max") -> None:
+        """After the update: raise if any parameter is not finite (``hint``: what the user can change)."""
         for p in parameters:
             if not bool(torch.isfinite(p.detach()).all()):
                 loss = f"its loss was {self.last[1]:.6g}" if self.last else "no finite loss"
                 raise NonFiniteTraining(f"training stopped at step {step}: the update made the weights NaN or "
-                                        f"infinite ({loss}); lower --lr-max", weights_ok=False)
+                                        f"infinite ({loss}); {hint}", weights_ok=False)
