@@ -1,14 +1,22 @@
 """Embedding cache keyed by encoder fingerprint × sentence text.
 
 Layout: ``<cache dir>/<fingerprint>/<shard>.keys.npy`` (rows of 16 bytes: sha256 prefixes of the UTF-8 text) beside
-``<shard>.emb.npy`` (float32 rows in the same order). A shard is written atomically (temporary file, then
-rename; the keys file last), so an interrupted write leaves no half shard. The cache dir is ``--cache-dir``,
-else ``$BENCHBOX_CACHE``, else the user cache dir.
+``<shard>.emb.npy`` (float32 rows in the same order) and ``<shard>.sha256`` (the sha256 of the two files'
+bytes, embeddings first). Each file is written atomically (temporary file, then rename), the keys file last,
+so an interrupted write leaves no half shard. The cache dir is ``--cache-dir``, else ``$BENCHBOX_CACHE``, else
+the user cache dir.
+
+Integrity: only embeddings that passed :func:`benchbox.embedding_checks.check_encoder_output` (shape
+[n, dim], float32, finite) are written. When a fingerprint's shards are opened, every shard's checksum is
+recomputed; a shard that fails it (permuted, edited, truncated, bit-flipped), lacks it, or does not parse is
+moved to ``<fingerprint>/quarantine/`` with one line on stderr and its sentences are encoded again, so a
+damaged shard is never served. ``benchbox cache status|verify|clear`` inspects and repairs the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import uuid
 from collections.abc import Callable
@@ -17,9 +25,12 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
-from benchbox.errors import BenchboxError
+from benchbox.console import log as console_log
+from benchbox.embedding_checks import check_encoder_output
 
 KEY_BYTES = 16
+#: the folder (inside a fingerprint's folder) that damaged shards are moved to
+QUARANTINE = "quarantine"
 
 
 def default_cache_dir() -> Path:
@@ -32,41 +43,101 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
 
 
-def _save_atomic(path: Path, array: np.ndarray) -> None:
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "wb") as fh:
-        np.save(fh, array)
+        fh.write(data)
     os.replace(tmp, path)
+
+
+def shard_digest(emb_bytes: bytes, keys_bytes: bytes) -> str:
+    """The checksum of a shard: sha256 of its embeddings file's bytes, then its keys file's bytes."""
+    h = hashlib.sha256(emb_bytes)
+    h.update(keys_bytes)
+    return h.hexdigest()
+
+
+class CorruptShard(Exception):
+    """A shard that must not be served; the message says why (completes "shard X ...")."""
+
+
+def shard_key_files(folder: Path) -> list[Path]:
+    """The keys files of the shards in one fingerprint's folder (quarantined shards excluded)."""
+    return sorted(folder.glob("*.keys.npy")) if folder.is_dir() else []
+
+
+def shard_files(keys_file: Path) -> list[Path]:
+    """All files of the shard whose keys file is ``keys_file``."""
+    stem = keys_file.name.removesuffix(".keys.npy")
+    return [keys_file.with_name(f"{stem}{suffix}") for suffix in (".emb.npy", ".sha256", ".keys.npy")]
+
+
+def read_shard(keys_file: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(keys [n, 16] uint8, embeddings [n, d] float32) of a shard whose checksum and contents check out."""
+    emb_file, sum_file, _ = shard_files(keys_file)
+    try:
+        emb_bytes, keys_bytes = emb_file.read_bytes(), keys_file.read_bytes()
+    except FileNotFoundError as exc:
+        raise CorruptShard(f"is incomplete (no {Path(exc.filename).name})") from exc
+    if not sum_file.is_file():
+        raise CorruptShard("has no checksum (written before checksums, or interrupted)")
+    if sum_file.read_text().strip() != shard_digest(emb_bytes, keys_bytes):
+        raise CorruptShard("fails its checksum (changed on disk since it was written)")
+    try:
+        keys = np.load(io.BytesIO(keys_bytes), allow_pickle=False)
+        emb = np.load(io.BytesIO(emb_bytes), allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise CorruptShard(f"does not parse ({exc})") from exc
+    if (keys.dtype != np.uint8 or keys.shape[1:] != (KEY_BYTES,) or emb.dtype != np.float32 or emb.ndim != 2
+            or len(keys) != len(emb) or not np.isfinite(emb).all()):
+        raise CorruptShard("holds malformed or non-finite arrays")
+    return keys, emb
+
+
+def quarantine(keys_file: Path) -> Path:
+    """Move a shard's files into ``quarantine/`` beside it; returns that folder."""
+    folder = keys_file.parent / QUARANTINE
+    folder.mkdir(exist_ok=True)
+    for path in shard_files(keys_file):
+        if path.exists():
+            os.replace(path, folder / path.name)
+    return folder
 
 
 class EmbeddingCache:
     """Stores and retrieves sentence embeddings of one or more encoders."""
 
-    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike | None = None, log: Callable[[str], None] | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
         self._index: dict[str, dict[bytes, tuple[int, int]]] = {}
         self._shards: dict[str, list[np.ndarray]] = {}
         #: sentences served from the cache / sent to the encoder, since creation
         self.hits = 0
         self.misses = 0
+        #: shards that failed their check and were moved aside, since creation
+        self.quarantined = 0
+        self.log = log or console_log
 
     def _load(self, fingerprint: str) -> dict[bytes, tuple[int, int]]:
         if fingerprint in self._index:
             return self._index[fingerprint]
         index: dict[bytes, tuple[int, int]] = {}
         shards: list[np.ndarray] = []
-        folder = self.directory / fingerprint
-        for keys_file in sorted(folder.glob("*.keys.npy")) if folder.is_dir() else []:
-            emb_file = keys_file.with_name(keys_file.name.replace(".keys.npy", ".emb.npy"))
+        for keys_file in shard_key_files(self.directory / fingerprint):
             try:
-                keys = np.load(keys_file)
-                emb = np.load(emb_file, mmap_mode="r")
-            except (OSError, ValueError) as exc:
-                raise BenchboxError(
-                    f"corrupt embedding cache shard {keys_file}: {exc}. Delete {folder} to rebuild it."
-                ) from exc
-            if len(keys) != len(emb):
-                raise BenchboxError(f"corrupt embedding cache shard {keys_file}: delete {folder} to rebuild it.")
+                keys, emb = read_shard(keys_file)
+            except CorruptShard as exc:
+                moved = quarantine(keys_file)
+                self.quarantined += 1
+                self.log(f"embedding cache: shard {keys_file.name} of {fingerprint} {exc}; moved to {moved}, its "
+                         "sentences will be encoded again")
+                continue
             shard_id = len(shards)
             shards.append(emb)
             for row, key in enumerate(keys):
@@ -92,7 +163,9 @@ class EmbeddingCache:
         self.misses += len(todo)
         self.hits += len(sentences) - sum(1 for k in keys if k in todo)
         if todo:
-            new = np.asarray(encode(list(todo.values())), dtype=np.float32)
+            shards = self._shards[fingerprint]
+            width = shards[0].shape[1] if shards else None
+            new = check_encoder_output(encode(list(todo.values())), list(todo.values()), fingerprint, width)
             self._add_shard(fingerprint, list(todo), new)
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
@@ -109,8 +182,11 @@ class EmbeddingCache:
         folder = self.directory / fingerprint
         folder.mkdir(parents=True, exist_ok=True)
         shard = uuid.uuid4().hex
-        _save_atomic(folder / f"{shard}.emb.npy", emb)
-        _save_atomic(folder / f"{shard}.keys.npy", np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
+        emb_bytes = _npy_bytes(emb)
+        keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
+        _write_atomic(folder / f"{shard}.emb.npy", emb_bytes)
+        _write_atomic(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
+        _write_atomic(folder / f"{shard}.keys.npy", keys_bytes)
         shard_id = len(self._shards[fingerprint])
         self._shards[fingerprint].append(emb)
         index = self._index[fingerprint]

@@ -1,7 +1,7 @@
 """The ``benchbox`` command line (typer). Each command group lives in ``benchbox/commands/``.
 
-Errors a user can cause (:class:`BenchboxError`) print one line on stderr and exit with status 2, without
-a traceback.
+Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: permission denied, missing,
+disk full) print one line on stderr and exit with status 2, without a traceback.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
+from benchbox.commands import cache, compare, core, data, features, report, train_char_rnn, train_infersent
 from benchbox.console import error
 from benchbox.errors import BenchboxError
 
@@ -28,13 +28,33 @@ compare.register(app)
 report.register(app)
 data.register(app)
 features.register(app)
+cache.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)
+
+
+def _fail(message: str) -> None:
+    """One line on stderr (even under ``--quiet``, which silences progress, not errors); exit status 2."""
+    error(message)
+    sys.exit(2)
+
+
+def os_error_message(exc: OSError) -> str:
+    """An OS error on a file (permission, missing, full disk, read-only file system) as one line naming the path."""
+    paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    reason = exc.strerror or exc.__class__.__name__
+    hint = ""
+    if isinstance(exc, PermissionError):
+        hint = ": check the file's permissions, or point benchbox at a copy you can access"
+    return f"{paths}: {reason}{hint}"
 
 
 def main() -> None:
     try:
         app()
     except BenchboxError as exc:
-        error(str(exc))
-        sys.exit(2)
+        _fail(str(exc))
+    except OSError as exc:  # a file that cannot be read or written, from any loader or writer
+        if exc.filename is None:
+            raise
+        _fail(os_error_message(exc))

@@ -20,7 +20,7 @@ err = Console(stderr=True, markup=False)
 
 def log(message: str) -> None:
     if not err.quiet:
-        err.print(message, style="dim", highlight=False)
+        err.print(message, style="dim", highlight=False, soft_wrap=True)  # one line per message, never wrapped
 
 
 def set_quiet(quiet: bool) -> None:

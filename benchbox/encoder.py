@@ -17,6 +17,7 @@ import numpy as np
 
 from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
+from benchbox.options import check_number
 
 
 class Encoder(ABC):
@@ -56,6 +57,9 @@ class Encoder(ABC):
     def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
         """Embed ``sentences`` into a float32 array of shape [len(sentences), dim]."""
         sentences = validate_sentences(sentences)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise BenchboxError(f"batch size must be an integer, got {batch_size!r}")
+        check_number("batch size", batch_size, low=1)
         if not sentences:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.asarray(self._encode(sentences, batch_size), dtype=np.float32)

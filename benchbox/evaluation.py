@@ -18,8 +18,10 @@ import pandas as pd
 
 from benchbox.cache import EmbeddingCache
 from benchbox.data import DataRoot
+from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
+from benchbox.options import check_number
 from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST, METRIC_COLUMNS, Run, write_run
 from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
@@ -91,13 +93,17 @@ def make_embedder(
     batch_size: int = 128,
     progress: Callable[[int, int], None] | None = None,
 ) -> Callable[[list[str]], np.ndarray]:
-    """``embed(sentences)``: the encoder behind the cache, encoding in chunks and reporting progress."""
+    """``embed(sentences)``: the encoder behind the cache, encoding in chunks and reporting progress. Every
+    chunk the encoder returns is checked (:func:`check_encoder_output`) before the cache or a task sees it."""
+    check_number("batch size", batch_size, low=1)
     chunk = max(batch_size * 32, 1024)
 
     def encode(sentences: list[str]) -> np.ndarray:
         parts = []
         for start in range(0, len(sentences), chunk):
-            parts.append(encoder.encode(sentences[start : start + chunk], batch_size=batch_size))
+            part = sentences[start : start + chunk]
+            parts.append(check_encoder_output(encoder.encode(part, batch_size=batch_size), part, encoder.name,
+                                              encoder.dim))
             if progress:
                 progress(min(start + chunk, len(sentences)), len(sentences))
         return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)

@@ -28,7 +28,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from benchbox.errors import BenchboxError
-from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
+from benchbox.resampling import bootstrap_counts, require_bootstrap_memory, weighted_pearson, weighted_spearman
 
 
 def _z(level: float) -> float:
@@ -319,6 +319,7 @@ def paired_bootstrap(
     groups = [np.flatnonzero(labels == k) for k in range(labels.max() + 1)] if len(a) else []
     if not groups or min(len(idx) for idx in groups) < 2:
         raise BenchboxError("paired_bootstrap needs at least 2 items in every stratum")
+    require_bootstrap_memory(n_boot, len(a))
     rng = np.random.default_rng(seed)
     draws = np.zeros((n_boot, len(a)))
     for idx in groups:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from benchbox.data import DataRoot
 from benchbox.device import resolve_device
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
@@ -66,6 +67,7 @@ class RelatednessTask(Task):
             order = senteval_order(pairs)
             a = ctx.embed([pairs.sentences1[i] for i in order])
             b = ctx.embed([pairs.sentences2[i] for i in order])
+            require_informative(np.concatenate([a, b]), encoder.name, f"{self.name} {split}")
             data[split], feats[split] = (pairs, order), pair_features(a, b)
             gold[split] = np.asarray(pairs.scores, dtype=np.float64)[order]
         train_y, dev_y = gold["train"], gold["dev"]

@@ -27,7 +27,12 @@ never competes with itself (block and row-wise products may round differently in
 Ties: ``ties="optimistic"`` (default) does not count candidates tied with the target — VSE++'s ``argsort``
 leaves tied order to the sort, so on tie-free (continuous random) data the two agree exactly;
 ``ties="pessimistic"`` counts them (a constant encoder then ranks last, not first). The number of queries whose
-target ties with a competitor is returned as ``tied``.
+target ties with a competitor is returned as ``tied``. Under the optimistic rule an encoder whose embeddings
+are all equal would rank every target first (R@1 = 100) and NaN scores would do the same (no comparison with
+NaN is "greater"). NaN/infinite values raise :class:`BenchboxError` here (:func:`validate_embeddings`); an
+encoder whose caption embeddings are all identical is refused before ranking by the retrieval task and by
+snapshot selection (:func:`benchbox.embedding_checks.require_informative`, naming the encoder), so it never
+scores; this function itself keeps the tie rule as stated (tested on constant scores).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from benchbox.captions import (
     load_flickr8k,
     read_image_list,
 )
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
@@ -149,8 +150,10 @@ class Retrieval(Task):
         caps = self.load_captions(ctx)
         features = image_features.load_features(options.features, caps.image_ids)
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
+        captions = ctx.embed(caps.captions)
+        require_informative(captions, encoder.name, f"{self.name} captions")
         metrics = retrieval_metrics(
-            encoder.encode_images(features), ctx.embed(caps.captions), folds=self.folds,
+            encoder.encode_images(features), captions, folds=self.folds,
             similarity=encoder.similarity, medr=options.retrieval_medr, ties=options.retrieval_ties,
             device=options.device,
         )

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
@@ -167,7 +168,9 @@ class StsYear(Task):
         items = []
         scored: list[tuple[np.ndarray, np.ndarray]] = []
         for subset in subsets:
-            score = cosine_rows(ctx.embed(subset.sentences1), ctx.embed(subset.sentences2))
+            a, b = ctx.embed(subset.sentences1), ctx.embed(subset.sentences2)
+            require_informative(np.concatenate([a, b]), encoder.name, f"{self.name} {subset.name}")
+            score = cosine_rows(a, b)
             metrics += correlation_records(self.name, subset.name, subset.gold, score)
             scored.append((subset.gold, score))
             items.append(pd.DataFrame({

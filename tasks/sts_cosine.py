@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.data import DataRoot
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
@@ -29,7 +30,9 @@ class PairCosineTask(Task):
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         pairs = type(self).loader(ctx.data, "test")
-        score = cosine_rows(ctx.embed(pairs.sentences1), ctx.embed(pairs.sentences2))
+        a, b = ctx.embed(pairs.sentences1), ctx.embed(pairs.sentences2)
+        require_informative(np.concatenate([a, b]), encoder.name, f"{self.name} test")
+        score = cosine_rows(a, b)
         gold = np.asarray(pairs.scores)
         items = pd.DataFrame({"subset": "test", "item": np.arange(len(gold)), "sentence1": pairs.sentences1,
                               "sentence2": pairs.sentences2, "gold": gold, "score": score})

@@ -37,12 +37,15 @@ def test_keys_ending_in_zero_bytes_round_trip(tmp_path, monkeypatch):
     assert len(enc.calls) == 1
 
 
-def test_corrupt_cache_shard_is_reported(tmp_path):
+def test_corrupt_cache_shard_is_reported_and_rebuilt(tmp_path):
     enc = TableEncoder({"a": [1.0]})
     EmbeddingCache(tmp_path).embed("fp", ["a"], enc.encode)
     next((tmp_path / "fp").glob("*.emb.npy")).write_bytes(b"garbage")
-    with pytest.raises(BenchboxError, match="corrupt embedding cache"):
-        EmbeddingCache(tmp_path).embed("fp", ["a"], enc.encode)
+    lines = []
+    cache = EmbeddingCache(tmp_path, log=lines.append)
+    assert cache.embed("fp", ["a"], enc.encode).tolist() == [[1.0]]
+    assert len(lines) == 1 and "fails its checksum" in lines[0] and cache.quarantined == 1
+    assert len(enc.calls) == 2 and len(list((tmp_path / "fp" / "quarantine").iterdir())) == 3
 
 
 def test_second_identical_evaluation_does_no_encoding(tmp_path, glove):

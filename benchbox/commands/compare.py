@@ -14,6 +14,7 @@ from rich.text import Text
 
 from benchbox.console import log, out, set_quiet
 from benchbox.outdir import check_writable
+from benchbox.options import AT_LEAST_0, in_range
 from benchbox.task import TaskOptions
 
 if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
@@ -77,8 +78,8 @@ def compare_command(
     runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are written.")] = Path("runs"),
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
-    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).")] = 1111,
+    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (at least 2).", callback=in_range(2))] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).", callback=AT_LEAST_0)] = 1111,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV.")] = None,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write table, summary and seed variance as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,

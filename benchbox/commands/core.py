@@ -17,6 +17,7 @@ from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
 from benchbox.outdir import check_writable
+from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.task import TaskGroup, TaskOptions
 
@@ -74,10 +75,10 @@ def eval_command(
     retrieval_ci: Annotated[str, typer.Option(help="Retrieval recall intervals: wilson (share of queries) or bootstrap (resampling images).")] = "wilson",
     retrieval_medr: Annotated[str, typer.Option(help="Retrieval median rank: vsepp (floor of the median, as VSE++) or median.")] = "vsepp",
     retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: optimistic (as VSE++ on tie-free data) or pessimistic.")] = "optimistic",
-    seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).")] = 1111,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).", callback=AT_LEAST_0)] = 1111,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).", callback=AT_LEAST_0)] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
-    batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 128,
+    batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metric records as JSON instead of a table.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:

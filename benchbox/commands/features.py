@@ -9,6 +9,7 @@ import typer
 
 from benchbox.console import log, progress_bar, set_quiet
 from benchbox.outdir import output_file_lock
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, POSITIVE
 
 features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
 
@@ -18,12 +19,12 @@ def extract(
     images: Annotated[Path, typer.Option(help="Folder of images (.jpg/.jpeg/.png, searched recursively); ids = file names.")],
     out: Annotated[Path, typer.Option(help="Output file: .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars).")],
     weights: Annotated[str, typer.Option(help="imagenet (torchvision's cache/download), PATH to a ResNet-152 state dict, or random (seeded random init: FOR TESTING ONLY).")] = "imagenet",
-    batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).")] = 16,
+    batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).", callback=AT_LEAST_1)] = 16,
     device: Annotated[str, typer.Option(help="auto (CUDA if available, else CPU), cpu, cuda or cuda:N.")] = "auto",
     resume: Annotated[bool, typer.Option(help="Continue an existing --out file: keep its rows, compute only the missing images.")] = False,
-    workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).")] = 0,
+    workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).", callback=AT_LEAST_0)] = 0,
     skip_unreadable: Annotated[bool, typer.Option(help="Warn about and skip unreadable image files instead of stopping.")] = False,
-    save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.")] = 60.0,
+    save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.", callback=POSITIVE)] = 60.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """ResNet-152 penultimate-layer features (2048-d), averaged over 10 crops, for every image in --images."""

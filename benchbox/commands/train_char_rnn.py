@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 
@@ -18,22 +19,22 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         dataset: Annotated[str, typer.Option(help="flickr8k or coco.")],
         features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features.")] = None,
         visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images) or random (a fixed random vector per image).")] = "features",
-        hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.")] = 1024,
-        epochs: Annotated[int, typer.Option(help="Training epochs.")] = 32,
-        cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.")] = 4,
-        batch_size: Annotated[int, typer.Option(help="Minibatch size (global, over all processes).")] = 32,
+        hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.", callback=AT_LEAST_1)] = 1024,
+        epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
+        cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
+        batch_size: Annotated[int, typer.Option(help="Minibatch size (global, over all processes).", callback=AT_LEAST_1)] = 32,
         loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.).")] = "hinge-sum",
-        margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).")] = None,
-        lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")] = None,
-        lr_min: Annotated[float, typer.Option(help="Lowest learning rate.")] = 1e-6,
-        seed: Annotated[int, typer.Option(help="Seed of initialisation, data order and random anchors.")] = 0,
-        max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).")] = None,
+        margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).", callback=NON_NEGATIVE)] = None,
+        lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).", callback=POSITIVE)] = None,
+        lr_min: Annotated[float, typer.Option(help="Lowest learning rate (at most --lr-max).", callback=NON_NEGATIVE)] = 1e-6,
+        seed: Annotated[int, typer.Option(help="Seed of initialisation, data order and random anchors.", callback=AT_LEAST_0)] = 0,
+        max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).", callback=AT_LEAST_1)] = None,
         eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
         out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
         data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
-        checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).")] = 200,
-        threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.")] = None,
+        checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).", callback=AT_LEAST_1)] = 200,
+        threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.", callback=AT_LEAST_1)] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
     ) -> None:
         from benchbox.training.trainer import Trainer

@@ -9,31 +9,32 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, DROPOUT, NON_NEGATIVE, POSITIVE, in_range
 
 
 def train_infersent(
     nli: Annotated[Path, typer.Option(help="SentEval-style NLI folder (s1.train, s2.train, labels.train, ... dev, test): SNLI or MultiNLI.")],
     word_vectors: Annotated[Optional[str], typer.Option(help="Word vectors (GloVe/word2vec text, .npy+vocab, .bin); the paper: GloVe 840B 300-d. Default: the packaged GloVe 6B 50-d.")] = None,
-    hidden: Annotated[int, typer.Option(help="LSTM units per direction (embedding 2x); the paper: 2048.")] = 2048,
-    fc_dim: Annotated[int, typer.Option(help="Classifier hidden size.")] = 512,
+    hidden: Annotated[int, typer.Option(help="LSTM units per direction (embedding 2x); the paper: 2048.", callback=AT_LEAST_1)] = 2048,
+    fc_dim: Annotated[int, typer.Option(help="Classifier hidden size.", callback=AT_LEAST_1)] = 512,
     nonlinear_fc: Annotated[bool, typer.Option(help="Tanh classifier with dropout (train_nli.py's default is linear layers).")] = False,
-    dropout_fc: Annotated[float, typer.Option(help="Classifier dropout (with --nonlinear-fc).")] = 0.0,
+    dropout_fc: Annotated[float, typer.Option(help="Classifier dropout (with --nonlinear-fc).", callback=DROPOUT)] = 0.0,
     padding: Annotated[str, typer.Option(help="v1 (padding zeros enter the max, as infersent1) or masked.")] = "v1",
-    epochs: Annotated[int, typer.Option(help="Most epochs (training also stops when lr < --min-lr).")] = 20,
-    batch_size: Annotated[int, typer.Option(help="Minibatch size.")] = 64,
-    lr: Annotated[float, typer.Option(help="SGD learning rate.")] = 0.1,
-    decay: Annotated[float, typer.Option(help="Learning-rate factor per epoch.")] = 0.99,
-    lr_shrink: Annotated[float, typer.Option(help="Divide lr by this when dev accuracy does not improve.")] = 5.0,
-    min_lr: Annotated[float, typer.Option(help="Stop when lr falls below this.")] = 1e-5,
-    max_norm: Annotated[float, typer.Option(help="Gradient norm clipping.")] = 5.0,
-    seed: Annotated[int, typer.Option(help="Seed of initialisation and shuffling.")] = 1111,
+    epochs: Annotated[int, typer.Option(help="Most epochs (training also stops when lr < --min-lr).", callback=AT_LEAST_1)] = 20,
+    batch_size: Annotated[int, typer.Option(help="Minibatch size.", callback=AT_LEAST_1)] = 64,
+    lr: Annotated[float, typer.Option(help="SGD learning rate.", callback=POSITIVE)] = 0.1,
+    decay: Annotated[float, typer.Option(help="Learning-rate factor per epoch (0 < decay ≤ 1).", callback=in_range(0, 1, low_open=True))] = 0.99,
+    lr_shrink: Annotated[float, typer.Option(help="Divide lr by this when dev accuracy does not improve (≥ 1).", callback=in_range(1))] = 5.0,
+    min_lr: Annotated[float, typer.Option(help="Stop when lr falls below this.", callback=NON_NEGATIVE)] = 1e-5,
+    max_norm: Annotated[float, typer.Option(help="Gradient norm clipping.", callback=POSITIVE)] = 5.0,
+    seed: Annotated[int, typer.Option(help="Seed of initialisation and shuffling.", callback=AT_LEAST_0)] = 1111,
     train_split: Annotated[str, typer.Option(help="Split trained on (files s1.<split> ...).")] = "train",
     dev_split: Annotated[str, typer.Option(help="Split for model selection and the lr schedule.")] = "dev",
     test_split: Annotated[Optional[str], typer.Option(help="Split scored at the end ('' for none).")] = "test",
-    max_train: Annotated[Optional[int], typer.Option(help="Use only the first N training pairs.")] = None,
-    max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.")] = None,
+    max_train: Annotated[Optional[int], typer.Option(help="Use only the first N training pairs.", callback=AT_LEAST_1)] = None,
+    max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.", callback=AT_LEAST_1)] = None,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
-    threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.", callback=AT_LEAST_1)] = None,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from benchbox.errors import BenchboxError
+from benchbox.options import check_number
 from benchbox.training.data import VISUAL_MODES
 
 #: the losses of :mod:`benchbox.training.losses`, by their ``--loss`` names
@@ -64,8 +65,22 @@ class TrainConfig:
         for key in ("hidden", "epochs", "cycle_epochs", "batch_size"):
             if getattr(self, key) < 1:
                 raise BenchboxError(f"--{key.replace('_', '-')} must be positive")
+        self._check_ranges()
         if self.batch_size < 3 and self.loss == "perceptual":
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
+
+    def _check_ranges(self) -> None:
+        """Every number finite and in range (the same rules as the CLI's option callbacks), and
+        ``lr_min`` ≤ the resolved ``lr_max``: a learning rate of inf or NaN trains to NaN weights."""
+        for key in ("margin", "cluster_margin", "cluster_weight", "perceptual_weight", "lr_min"):
+            check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=0)
+        check_number("--lr-max", self.lr_max, low=0, low_open=True)
+        for key in ("seed", "checkpoint_every"):  # checkpoint_every 0 (API only): no periodic checkpoints
+            check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=0)
+        for key in ("max_captions", "threads"):
+            check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=1)
+        if self.lr_min > self.resolved_lr_max:
+            raise BenchboxError(f"--lr-min ({self.lr_min:g}) must not exceed --lr-max ({self.resolved_lr_max:g})")
 
     @property
     def architecture(self) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
+from benchbox.training.finite import FiniteGuard
 from benchbox.wordvec import WordVectors, load_word_vectors
 
 LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
@@ -122,6 +123,9 @@ class NLITrainer:
                                    ("cpu" if config.device == "auto" else config.device))
         torch.manual_seed(config.seed)
         self.rng = np.random.RandomState(config.seed)
+        #: training steps so far, and the non-finite check of every step (:mod:`benchbox.training.finite`)
+        self.steps = 0
+        self.guard = FiniteGuard()
         encoder = BiLSTMMax(self.vectors.dim, config.hidden, config.padding)
         self.net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(self.device)
         self.history: list[dict[str, float]] = []
@@ -173,10 +177,13 @@ class NLITrainer:
             target = torch.from_numpy(labels[idx]).to(self.device)
             logits = self.net(self._batch([s1[j] for j in idx]), self._batch([s2[j] for j in idx]))
             loss = torch.nn.functional.cross_entropy(logits, target)
+            self.steps += 1
+            self.guard.check_loss(self.steps, "cross-entropy", loss.item())  # stops before NaN reaches the weights
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.max_norm)
             optimizer.step()
+            self.guard.check_weights(self.steps, self.net.parameters(), hint="lower --lr")
             losses.append(loss.item())
             correct += int((logits.argmax(1) == target).sum())
         return float(np.mean(losses)), 100.0 * correct / len(labels)

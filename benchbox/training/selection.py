@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import ImageTextEncoder
 from benchbox.training.data import SplitData
 
@@ -18,6 +19,7 @@ from benchbox.training.data import SplitData
 def dev_scores(encoder: ImageTextEncoder, dev: SplitData, batch_size: int = 128) -> dict[str, float]:
     """Metrics for ``dev`` (``score`` is the selection criterion, higher is better)."""
     captions = encoder.encode(dev.captions, batch_size=batch_size)
+    require_informative(captions, encoder.name, "dev retrieval (snapshot selection)")
     if dev.visual is None:
         return cluster_retrieval(captions)
     from benchbox.tasks.retrieval import retrieval_metrics

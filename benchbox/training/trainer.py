@@ -24,6 +24,7 @@ scheme gives the single-process result up to floating-point summation order. Ran
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
@@ -54,6 +55,8 @@ from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, load_checkpoint, restore, save_checkpoint
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import load_split
+from benchbox.training.finite import FiniteGuard, NonFiniteTraining
+from benchbox.training.footprint import require_training_memory
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.selection import dev_scores
 from benchbox.training.stop import StopRequest
@@ -258,6 +261,9 @@ class Trainer:
             vocab = CharVocab.build(self.train_data.captions)
         rnn, pooling = config.architecture
         feature_dim = None if self.train_data.visual is None else int(self.train_data.visual.shape[1])
+        require_training_memory(str(self.dist.device), rnn=rnn, hidden=config.hidden, batch_size=config.batch_size,
+                                max_length=int(self.train_data.lengths.max()), feature_dim=feature_dim,
+                                vocab_size=len(vocab), partner=config.needs_partner)
         self.net_config = NetConfig(rnn=rnn, pooling=pooling, hidden=config.hidden, feature_dim=feature_dim,
                                     nonneg=config.loss == "order")
         self.net = CharRNNNet(vocab, self.net_config).to(self.dist.device)
@@ -267,6 +273,9 @@ class Trainer:
         if stored_checkpoint is not None:
             self.position = restore(stored_checkpoint, self.net, self.optimizer, checkpoint_path)
         self.manifest: dict[str, Any] = {}
+        self.guard = FiniteGuard()
+        #: global step of the last checkpoint written (None: none yet in this process)
+        self.checkpoint_step: int | None = self.position.global_step if self.resumed else None
         self._log_mark = (0, time.perf_counter())
         self.lengths = self.train_data.lengths
         self.steps_per_epoch = len(epoch_plan(self.lengths, batch_size=config.batch_size, seed=config.seed, epoch=0))
@@ -315,6 +324,24 @@ class Trainer:
         if self.dist.is_main:
             save_checkpoint(self.out / CHECKPOINT_FILE, config=self.config.to_dict(), vocab=list(self.net.vocab.chars),
                             model=self.net, optimizer=self.optimizer, position=self.position)
+        self.checkpoint_step = self.position.global_step
+
+    def _stop_non_finite(self, exc: NonFiniteTraining) -> None:
+        """Stop at a non-finite loss or update: keep (or write, if the weights are still finite) the last good
+        checkpoint, mark the run stopped and raise one line saying where to resume from."""
+        if exc.weights_ok:
+            self._save_checkpoint()  # the model before the failing step, all finite
+        self._write_history()
+        if self.dist.is_main:
+            self.manifest["status"] = "stopped"
+            self.manifest["error"] = str(exc)
+            self._save_manifest()
+        if self.checkpoint_step is None:
+            where = "no checkpoint was written before it; start a new run with other options"
+        else:
+            where = (f"the last good checkpoint (step {self.checkpoint_step}) is in {self.out / CHECKPOINT_FILE}: "
+                     f"--out {self.out} --resume continues from it")
+        raise BenchboxError(f"{exc}; {where}") from exc
 
     # ---------------------------------------------------------------- steps
     def _tensors(self, batch: Batch) -> tuple[Any, ...]:
@@ -340,9 +367,12 @@ class Trainer:
         gather = self.dist.gather
         visual = gather(inputs[2]) if self.config.loss == "perceptual" else None
         loss = compute_loss(self.config, gather(captions), gather(images), gather(partners), visual)
+        step = self.position.global_step + 1
+        self.guard.check_loss(step, self.config.loss, float(loss.detach()))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
+        self.guard.check_weights(step, self.net.parameters())
         return float(loss.detach())
 
     # ---------------------------------------------------------------- snapshots
@@ -358,6 +388,14 @@ class Trainer:
         record: dict[str, Any] = {"epoch": epoch, "file": name}
         try:
             scores = dev_scores(encoder, self.dev_data)
+            if not all(math.isfinite(v) for v in scores.values()):
+                raise BenchboxError(f"the dev scores are not finite: {scores}")
+        except BenchboxError as exc:  # NaN or constant embeddings: the snapshot must not be selected
+            raise NonFiniteTraining(f"training stopped at epoch {epoch}: the snapshot cannot be scored on dev ({exc})",
+                                    weights_ok=False) from exc
+        finally:
+            self.net.train()
+        try:
             if self.config.eval_semantic:
                 record["semantic"] = self._semantic(encoder, epoch)
         finally:
@@ -409,6 +447,13 @@ class Trainer:
         self._log_mark = (self.position.global_step, now)
 
     # ---------------------------------------------------------------- loop
+    @contextmanager
+    def _non_finite_stops(self) -> Iterator[None]:
+        try:
+            yield
+        except NonFiniteTraining as exc:
+            self._stop_non_finite(exc)
+
     def run(self) -> Path:
         try:
             return self._run()
@@ -433,7 +478,8 @@ class Trainer:
                    TimeRemainingColumn())
         # a live bar only on a terminal (rich holds back other output while a live display runs); else log lines
         live = err.is_terminal and not err.quiet and self.dist.is_main
-        with self.stop.installed(), Progress(*columns, console=err, transient=False, disable=not live) as bar:
+        with self.stop.installed(), Progress(*columns, console=err, transient=False, disable=not live) as bar, \
+                self._non_finite_stops():
             task = bar.add_task(f"train {config.encoder}", total=total, completed=self.position.global_step,
                                 loss=float("nan"), lr=0.0)
             while self.position.epoch < config.epochs and not stopped:

@@ -1,0 +1,100 @@
+"""``benchbox cache status|verify|clear [ENCODER]``: see and repair the embedding cache (:mod:`benchbox.cache`).
+
+ENCODER is an encoder fingerprint (a folder of the cache), or an encoder name / trained-model folder whose
+fingerprint is computed (``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from benchbox.cache import QUARANTINE, CorruptShard, EmbeddingCache, quarantine, read_shard, shard_key_files
+from benchbox.console import log, out, set_quiet
+from benchbox.errors import BenchboxError
+
+cache_app = typer.Typer(help="See and repair the embedding cache.", no_args_is_help=True)
+
+CacheDir = Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")]
+EncoderArg = Annotated[Optional[str], typer.Argument(help="Fingerprint, encoder name or trained-model folder (default: all).")]
+EncoderOpts = Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE, when ENCODER is a name.")]
+
+
+def _folders(directory: Path, encoder: str | None, encoder_opt: list[str] | None) -> list[Path]:
+    """The fingerprint folders ENCODER selects (all when it is None)."""
+    if encoder is None:
+        return sorted(p for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
+    if (directory / encoder).is_dir():
+        return [directory / encoder]
+    from benchbox.commands.core import parse_encoder_options
+    from benchbox.evaluation import load_encoder
+
+    fingerprint = load_encoder(encoder, **parse_encoder_options(encoder_opt or [])).fingerprint()
+    folder = directory / fingerprint
+    if not folder.is_dir():
+        raise BenchboxError(f"the cache in {directory} holds nothing for {encoder} (fingerprint {fingerprint})")
+    return [folder]
+
+
+@cache_app.command("status")
+def status(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None) -> None:
+    """Per encoder fingerprint: shards, sentences, dimension, size on disk and quarantined shards (no checking)."""
+    cache = EmbeddingCache(cache_dir)
+    table = Table(title=f"embedding cache {cache.directory}")
+    for column in ("fingerprint", "shards", "sentences", "dim", "MB", "quarantined"):
+        table.add_column(column, justify="left" if column == "fingerprint" else "right")
+    for folder in _folders(cache.directory, encoder, encoder_opt):
+        keys_files = shard_key_files(folder)
+        rows, dim = 0, ""
+        for keys_file in keys_files:
+            try:
+                rows += len(np.load(keys_file, mmap_mode="r"))
+                dim = str(np.load(keys_file.with_name(keys_file.name.replace(".keys.npy", ".emb.npy")),
+                                  mmap_mode="r").shape[1])
+            except (OSError, ValueError, IndexError):
+                pass  # damaged: `benchbox cache verify` reports and repairs it
+        size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
+        held = folder / QUARANTINE
+        n_quarantined = len(list(held.glob("*.keys.npy"))) if held.is_dir() else 0
+        table.add_row(folder.name, str(len(keys_files)), str(rows), dim, f"{size:.1f}", str(n_quarantined))
+    out.print(table)
+
+
+@cache_app.command("verify")
+def verify(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None,
+           quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line.")] = False) -> None:
+    """Check every shard's checksum and contents; move damaged shards to quarantine (they are re-encoded on
+    next use). Exits 1 if any shard was damaged."""
+    set_quiet(quiet)
+    cache = EmbeddingCache(cache_dir)
+    checked = damaged = 0
+    for folder in _folders(cache.directory, encoder, encoder_opt):
+        for keys_file in shard_key_files(folder):
+            checked += 1
+            try:
+                read_shard(keys_file)
+            except CorruptShard as exc:
+                damaged += 1
+                log(f"{folder.name}/{keys_file.name} {exc}; moved to {quarantine(keys_file)}")
+    out.print(f"{checked} shards checked, {damaged} damaged and quarantined", highlight=False)
+    if damaged:
+        raise typer.Exit(1)
+
+
+@cache_app.command("clear")
+def clear(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None) -> None:
+    """Delete the cached embeddings of ENCODER (default: of every encoder), quarantined shards included."""
+    cache = EmbeddingCache(cache_dir)
+    folders = _folders(cache.directory, encoder, encoder_opt)
+    for folder in folders:
+        shutil.rmtree(folder)
+    out.print(f"removed the cached embeddings of {len(folders)} encoder(s) from {cache.directory}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cache_app, name="cache")

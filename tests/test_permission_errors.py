@@ -1,0 +1,114 @@
+"""Issue #18: a file or folder the user cannot read or write gives one line naming it, exit 2 (no traceback).
+
+Root reads everything, so each command runs in a child process that imports what it needs, then drops to
+the unprivileged user ``nobody`` (the interpreter itself lives under a folder only root may enter) and runs
+the CLI; the files are made readable to ``nobody`` except the one under test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED = Path(os.environ.get("BENCHBOX_DATA", "/work/shared/data"))
+NOBODY = 65534
+AS_NOBODY = """
+import importlib, os, sys
+for module in ("benchbox.cli", "benchbox.evaluation", "benchbox.tasks.sts", "benchbox.tasks.transfer",
+               "benchbox.tasks.retrieval_task", "benchbox.encoders.glove_bow", "benchbox.reports", "benchbox.compare",
+               "benchbox.reports.html", "benchbox.reports.markdown", "benchbox.reports.svg", "benchbox.commands.data",
+               "benchbox.download", "scipy.stats", "torch", "gensim.models", "h5py", "matplotlib.pyplot",
+               "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
+    importlib.import_module(module)
+os.setgid(%d)
+os.setuid(%d)
+from benchbox.cli import main
+sys.argv[0] = "benchbox"
+main()
+""" % (NOBODY, NOBODY)
+
+pytestmark = [
+    pytest.mark.realdata,  # a child process per case, each importing torch: about 2.5 minutes on 2 cores
+    pytest.mark.skipif(os.geteuid() != 0, reason="drops privileges: needs to start as root (as CI does)"),
+    pytest.mark.skipif(not (SHARED / "senteval" / "downstream" / "STS" / "STS12-en-test").is_dir(),
+                       reason="needs the real data root ($BENCHBOX_DATA)"),
+]
+
+
+@pytest.fixture
+def world():
+    """A small data root (STS12, MR), a word-vector file, a features file and an eval run, all readable by
+    ``nobody`` (in a fresh folder under /tmp: pytest's own temporary folders are private to root)."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="benchbox-perm-"))
+    try:
+        yield _build_world(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _build_world(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    sts = root / "senteval" / "downstream" / "STS"
+    sts.mkdir(parents=True)
+    shutil.copytree(SHARED / "senteval" / "downstream" / "STS" / "STS12-en-test", sts / "STS12-en-test")
+    shutil.copytree(SHARED / "senteval" / "downstream" / "MR", root / "senteval" / "downstream" / "MR")
+    (tmp_path / "vectors.txt").write_text("the 1 0\ndog 0 1\na 1 1\n")
+    np.savez(tmp_path / "features.npz", ids=np.array(["x"]), features=np.ones((1, 4), np.float32))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "out").mkdir()
+    proc = run(tmp_path, "eval", "glove-bow", "--task", "stsb-cosine", "--runs-dir", str(tmp_path / "runs"), "-q",
+               as_root=True)
+    assert proc.returncode == 0, proc.stderr
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        path.chmod(0o777 if path.is_dir() else 0o644)
+    return tmp_path
+
+
+def run(tmp_path, *args, as_root=False):
+    env = {**os.environ, "BENCHBOX_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "benchbox", *args] if as_root else [sys.executable, "-c", AS_NOBODY, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+
+
+def _run_dir(world):
+    return next((world / "runs").iterdir())
+
+
+CASES = {
+    "sts": (lambda w: w / "root/senteval/downstream/STS/STS12-en-test/STS.input.MSRvid.txt",
+            lambda w: ["eval", "glove-bow", "--task", "sts12", "--data-dir", str(w / "root"), "--no-save"]),
+    "transfer": (lambda w: w / "root/senteval/downstream/MR/rt-polarity.neg",
+                 lambda w: ["eval", "glove-bow", "--task", "mr", "--data-dir", str(w / "root"), "--no-save"]),
+    "word-vectors": (lambda w: w / "vectors.txt",
+                     lambda w: ["eval", "glove-bow", "-e", f"vectors={w / 'vectors.txt'}", "--task", "stsb-cosine",
+                                "--no-save"]),
+    "run-folder": (lambda w: _run_dir(w) / "manifest.json",
+                   lambda w: ["report", str(_run_dir(w)), "--out", str(w / "out" / "r.md")]),
+    "run-items": (lambda w: _run_dir(w) / "items" / "stsb-cosine.csv",
+                  lambda w: ["compare", str(_run_dir(w)), str(_run_dir(w)), "--runs-dir", str(w / "out")]),
+    "data-verify": (lambda w: w / "root/senteval/downstream/MR/rt-polarity.pos",
+                    lambda w: ["data", "verify", "--data-dir", str(w / "root")]),
+    "data-import": (lambda w: w / "root/senteval/downstream/MR/rt-polarity.pos",
+                    lambda w: ["data", "import", str(w / "root/senteval/downstream"), "--data-dir", str(w / "out")]),
+    "output-folder": (lambda w: w / "out",
+                      lambda w: ["eval", "glove-bow", "--task", "stsb-cosine", "--runs-dir", str(w / "out" / "runs")]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_unreadable_or_unwritable_path_is_one_line_exit_2(world, case):
+    target_of, args_of = CASES[case]
+    target = target_of(world)
+    target.chmod(0o555 if target.is_dir() else 0o000)  # a folder: readable, not writable
+    proc = run(world, *args_of(world))
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "Permission denied" in errors[0] and str(target) in errors[0], errors[0]
