@@ -14,6 +14,8 @@ The test follows the per-item columns, not the task name:
   bootstrap of the recall difference), median and mean rank by Wilcoxon's signed-rank test (interval: paired
   bootstrap of the median/mean, folds as strata — the median is the lower median, not VSE++'s floor);
 - classification (items with ``correct``): accuracy by McNemar's exact test (interval: paired bootstrap);
+- means of per-item values (items with ``metric`` and ``value``, e.g. the per-image E_intra / E_inter of the
+  structure tasks): the metric of that name by a paired bootstrap of the mean difference (not a summary unit);
 - no per-item scores on one side (published numbers): Pearson rows by the worst case over the unknown
   r(A, B) (:func:`benchbox.stats.unknown_r_ab_test`), flagged ``approximate``.
 
@@ -153,6 +155,8 @@ def item_kind(items: pd.DataFrame) -> str:
         return "correlation"
     if {"correct", "item"} <= columns:
         return "classification"
+    if {"metric", "value", "item"} <= columns:
+        return "means"
     raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
 
 
@@ -259,6 +263,14 @@ class _Pair:
             result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
             self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True)
 
+    def means(self, task: str, merged: pd.DataFrame) -> None:
+        groups = dict(tuple(merged.groupby(["subset", "metric"], sort=False)))
+        for subset, metric in self.shared_rows(task):
+            if (subset, metric) in groups:
+                part = groups[(subset, metric)]
+                result = self.bootstrap(None, part["value_a"], part["value_b"], statistic=stats.weighted_mean)
+                self.add(task, subset, metric, "bootstrap", result.z, result.p, result.ci, unit=False)
+
     def approximate(self, task: str) -> None:
         for subset, metric in self.shared_rows(task):
             if metric != "pearson":
@@ -279,7 +291,8 @@ class _Pair:
             kind = item_kind(ia)
             if item_kind(ib) != kind:
                 raise BenchboxError(f"{task}: the two runs store different kinds of per-item scores")
-            keys = ["subset", "direction", "query"] if kind == "ranks" else ["subset", "item"]
+            keys = {"ranks": ["subset", "direction", "query"], "means": ["subset", "metric", "item"]}.get(
+                kind, ["subset", "item"])
             getattr(self, kind)(task, _pair_items(ia, ib, keys, task))
         return pd.DataFrame(self.rows, columns=COLUMNS)
 
