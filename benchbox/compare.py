@@ -59,7 +59,7 @@ COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_
            "p_bh", "verdict", "approximate", "unit"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
-LOWER_IS_BETTER = {"medr", "meanr", "mse"}
+LOWER_IS_BETTER = {"medr", "meanr", "mse", "e_inter"}  # e_inter: lower = better separated clusters
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
 UNIT_METRICS = {"correlation": "pearson", "ranks": "r10", "classification": "accuracy"}
 ALPHA = 0.05
