@@ -219,3 +219,38 @@ def test_flickr8k_test_measures_equal_numpy_over_all_pairs(data_root, glove):
     expected = direct(x.astype(np.float64), features, 5)
     for name, value in expected.items():
         assert abs(result.values[name] - value) < 1e-6, name
+
+
+def test_structure_coco_follows_the_karpathy_list_order(root):
+    import json
+
+    from benchbox.data import DataRoot
+    from benchbox.task import EvalContext
+    from benchbox.tasks.structure import StructureCoco
+
+    coco = root / "coco"
+    coco.mkdir()
+    images = [{"filename": image, "split": "test",
+               "sentences": [{"tokens": caption(i, k).lower().split(), "raw": "x"} for k in range(5)]}
+              for i, image in enumerate(IDS)]
+    (coco / "dataset_coco.json").write_text(json.dumps({"images": images, "dataset": "coco"}))
+    order = np.random.default_rng(2).permutation(len(IDS))
+    (coco / "karpathy_test_images.txt").write_text("".join(f"val2014/{IDS[i]} {i}\n" for i in order))
+    rng = np.random.default_rng(0)
+    words: dict[str, np.ndarray] = {}
+
+    def embed(sentences: list[str]) -> np.ndarray:  # a bag of seeded word vectors
+        return np.stack([sum(words.setdefault(w, rng.standard_normal(8)) for w in s.split()) for s in sentences])
+
+    ctx = EvalContext(data=DataRoot(root), embed=embed)
+    task = StructureCoco()
+    result = task.evaluate(TableEncoder({"x": [0.0]}), ctx)
+    assert [r.n for r in result.metrics] == [len(IDS)] * 3
+    items = result.items[result.items["metric"] == "e_intra"]
+    assert list(items["image_id"]) == [IDS[i] for i in order]
+    captions = task.load_captions(ctx).captions
+    assert captions[0] == caption(order[0], 0).lower() + " ."
+    expected = direct(embed(captions), None, 5)
+    values = {r.metric: r.value for r in result.metrics}
+    assert values["e_intra"] == pytest.approx(expected["e_intra"], abs=1e-9)
+    assert values["e_inter"] == pytest.approx(expected["e_inter"], abs=1e-9)
