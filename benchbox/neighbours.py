@@ -38,15 +38,12 @@ def load_corpus(data: DataRoot, spec: str) -> list[str]:
 
 def top_k(queries: np.ndarray, corpus: np.ndarray, k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """(indices [q, k], cosines [q, k]) of the k most similar corpus rows per query, best first, ties by index."""
-    def unit(x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float32)
-        norms = np.linalg.norm(x, axis=1, keepdims=True)
-        return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    from benchbox.tasks.structure_measures import unit_rows
 
-    q, c = unit(queries), unit(corpus)
+    q, c = unit_rows(queries), unit_rows(corpus)
     k = min(k, len(c))
     index = np.empty((len(q), k), dtype=np.int64)
-    score = np.empty((len(q), k), dtype=np.float32)
+    score = np.empty((len(q), k))
     for start in range(0, len(q), block):
         sims = q[start : start + block] @ c.T
         for row, s in enumerate(sims, start):
