@@ -131,25 +131,30 @@ def rho_vis_bootstrap(
     v = unit_rows(visual).astype(np.float32)
     sums = x.reshape(n_images, c, -1).sum(axis=1)
     w = np.asarray(counts, dtype=np.float32)
-    acc = np.zeros((5, w.shape[0]))
+    w64 = w.astype(np.float64)
+
+    def off_diagonal_sum(vectors: np.ndarray) -> np.ndarray:
+        """Σ_{i≠j} w_i w_j (u_i · u_j) = ‖Σ w_i u_i‖² − Σ w_i² ‖u_i‖², per resample."""
+        total = w64 @ vectors.astype(np.float64)
+        return (total * total).sum(axis=1) - (w64 * w64) @ (vectors.astype(np.float64) ** 2).sum(axis=1)
+
+    sum_t, sum_v = off_diagonal_sum(sums), c * c * off_diagonal_sum(v)
+    # Σ cos², Σ cos_v², Σ cos·cos_v need the image × image matrices: one block of images' rows at a time
+    acc = np.zeros((3, w.shape[0]))
     step = max(1, block_bytes // (4 * c * len(x)))
     for start in range(0, n_images, step):
         rows = np.arange(start, min(start + step, n_images))
         cos = x[c * start : c * rows[-1] + c] @ x.T
         cos *= cos
-        t2 = cos.reshape(len(rows), c, n_images, c).sum(axis=(1, 3))
-        t = sums[rows] @ sums.T
         vv = v[rows] @ v.T
-        blocks = (t, c * c * vv, t2, c * c * vv * vv, t * vv)
-        for k, block in enumerate(blocks):
-            block[np.arange(len(rows)), rows] = 0.0  # pairs within one image (and copies of it) are left out
-            acc[k] += ((w @ block.T) * w[:, rows]).sum(axis=1, dtype=np.float64)
-    w64 = w.astype(np.float64)
+        blocks = np.stack([cos.reshape(len(rows), c, n_images, c).sum(axis=(1, 3)), c * c * vv * vv,
+                           (sums[rows] @ sums.T) * vv])
+        blocks[:, np.arange(len(rows)), rows] = 0.0  # pairs within one image (and copies of it) are left out
+        products = (w @ blocks.reshape(-1, n_images).T).reshape(w.shape[0], 3, len(rows))
+        acc += np.einsum("bkr,br->kb", products, w[:, rows], dtype=np.float64)
     m = c * c * (w64.sum(axis=1) ** 2 - (w64 * w64).sum(axis=1))
-    out = np.empty(w.shape[0])
-    for b in range(w.shape[0]):
-        out[b] = PairMoments(m[b], acc[0, b], acc[2, b], acc[1, b], acc[3, b], acc[4, b]).pearson
-    return out
+    return np.array([PairMoments(m[b], sum_t[b], acc[0, b], sum_v[b], acc[1, b], acc[2, b]).pearson
+                     for b in range(w.shape[0])])
 
 
 @dataclass(frozen=True)
