@@ -126,6 +126,7 @@ def main() -> None:
     print(f"COCO size, 25,000 x {args.dim} captions, 5,000 x {FEATURE_DIM} features, 1000 resamples:")
     print(f"  one 25,000 x 25,000 x {args.dim} float32 GEMM: median {base:.2f} s")
     print(f"  structure (E_intra, E_inter, rho_vis + bootstrap): median {mine:.2f} s, ratio to the GEMM {ratio:.2f} (target <= 2)")
+    print("  rounds (GEMM s, structure s): " + ", ".join(f"({a:.1f}, {b:.1f})" for a, b in rounds))
     proc = subprocess.run([sys.executable, __file__, "--child", "--dim", str(args.dim)], capture_output=True, text=True,
                           check=True)
     peak = json.loads(proc.stdout)["peak_extra_mb"]
