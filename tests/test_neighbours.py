@@ -65,7 +65,7 @@ def root(tmp_path):
 def test_cli_json_matches_the_encoder_and_tables_escape_markup(root, tmp_path, glove):
     queries = tmp_path / "q.txt"
     queries.write_text("a puppy plays outside\n\nsomeone on a bicycle\n")
-    args = ["neighbours", "glove-bow", "glove-bow", "--corpus", "flickr8k:test", "--data-dir", str(root),
+    args = ["neighbours", "glove-bow", "--corpus", "flickr8k:test", "--data-dir", str(root),
             "--query", "kittens asleep", "--query-file", str(queries), "-k", "3"]
     result = runner.invoke(app, [*args, "--json", "--quiet"])
     assert result.exit_code == 0, result.output
@@ -73,7 +73,7 @@ def test_cli_json_matches_the_encoder_and_tables_escape_markup(root, tmp_path, g
     corpus = list(dict.fromkeys(c + " ." for caps in CAPTIONS for c in caps))  # duplicates once, Merkx's full stop
     assert payload["corpus_size"] == len(corpus) == 19 and payload["k"] == 3
     assert [q["query"] for q in payload["queries"]] == ["kittens asleep", "a puppy plays outside", "someone on a bicycle"]
-    assert payload["encoders"] == ["glove-bow", "glove-bow (glove-bow)"]
+    assert payload["encoders"] == ["glove-bow"]
     x = glove.encode(corpus)
     q = glove.encode(["kittens asleep"])[0]
     cos = x @ q / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
@@ -94,3 +94,6 @@ def test_cli_errors_are_one_line(root):
     proc = subprocess.run([sys.executable, "-m", "benchbox", "neighbours", "glove-bow", "--corpus", "flickr8k:test",
                            "--data-dir", str(root)], capture_output=True, text=True)
     assert proc.returncode == 2 and "no query" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "benchbox", "neighbours", "glove-bow", "glove-bow", "--query", "x",
+                           "--corpus", "flickr8k:test", "--data-dir", str(root)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "glove-bow is named twice" in proc.stderr

@@ -57,10 +57,13 @@ def neighbours_command(
         raise BenchboxError(f"-k must be at least 1, not {k}")
     sentences = load_corpus(DataRoot(data_dir), corpus)
     store = EmbeddingCache(cache_dir) if cache else None
+    loaded = [(spec, load_encoder(spec)) for spec in encoders]
+    names = [encoder.name for _, encoder in loaded]
     embedders = {}
-    for spec in encoders:
-        encoder = load_encoder(spec)
-        label = encoder.name if encoder.name not in embedders else f"{encoder.name} ({spec})"
+    for spec, encoder in loaded:  # encoders of one name (e.g. two char-gru runs) are told apart by their spec
+        label = encoder.name if names.count(encoder.name) == 1 else f"{encoder.name} ({spec})"
+        if label in embedders:
+            raise BenchboxError(f"{spec} is named twice")
         embedders[label] = make_embedder(encoder, store, batch_size=batch_size)
     log(f"corpus {corpus}: {len(sentences)} distinct captions; {len(queries)} queries; {len(embedders)} encoders")
     with progress_bar("encoding"):
