@@ -22,7 +22,9 @@ per-image items: its bootstrap recomputes it on each resample of images from fiv
 pair sums (Σ cos, Σ cos², Σ cos_v, Σ cos_v², Σ cos·cos_v over the caption pairs of images i and j), built
 block by block — the Σ cos² matrix from the caption × caption cosines, one block of images' rows at a time
 (the n × n GEMM, never held whole) — and each resample's sums are quadratic forms wᵀMw of its draw counts w
-with the diagonal (pairs within one image, and copies of one image) left out.
+with the diagonal (pairs within one image, and copies of one image) left out. Those blocks are float32 (on the
+real Flickr8k test captions with GloVe-BOW, the replicate of the full sample agrees with the exact float64 ρ_vis
+to 4e-6); every point estimate is float64.
 """
 
 from __future__ import annotations
