@@ -26,7 +26,7 @@ RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
 DIRECTIONS = (("t2i", "Caption → image"), ("i2t", "Image → caption"))
 TRANSFER_METRICS = ("accuracy", "f1")
 #: the structure tasks' metrics (shown by :mod:`benchbox.reports.structure`)
-STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis")
+STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis", "rho_vis_image_side")
 
 
 def tidy(sources: list[Source]) -> pd.DataFrame:

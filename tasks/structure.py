@@ -7,11 +7,13 @@ PROTOCOLS.md §5; measures in :mod:`benchbox.tasks.structure_measures`).
 
 Metrics (subset = the split): ``e_intra``, ``e_inter``, ``e_intra_minus_inter`` (main score) for every encoder,
 and ``rho_vis`` when image features are given (``--features``, the file retrieval uses), over all caption
-pairs of different images (exact, never sampled). Intervals: 95% percentile bootstrap over images
+pairs of different images (exact, never sampled); for a grounded encoder with an image branch also
+``rho_vis_image_side``, the same with the encoder's own image embeddings in place of the raw features (how far
+the caption space keeps the geometry of its own image space). Intervals: 95% percentile bootstrap over images
 (``--bootstrap`` resamples, ``--seed``). Per-image items (columns ``subset, metric, item, image_id, value``;
 ``item`` = image index in split order) for ``e_intra``, ``e_inter`` and their difference, which ``compare``
-pairs image by image (paired bootstrap of the mean); ρ_vis has no per-image items (it is not a mean), so
-``compare`` shows it without a paired test.
+pairs image by image (paired bootstrap of the mean); ρ_vis is not a mean of per-image items, so ``compare``
+has no paired test for it and leaves it out (the report shows it per model with its interval).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from benchbox.captions import (
     load_flickr8k,
     read_image_list,
 )
-from benchbox.encoder import Encoder
+from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
 from benchbox.tasks.structure_measures import structure
 
@@ -63,11 +65,14 @@ class Structure(Task):
         options = ctx.options
         caps = self.load_captions(ctx)
         sources: list[Any] = list(caps.source_files)
-        visual = None
+        visual: dict[str, np.ndarray] | None = None
         if options.features is not None:
             from benchbox import image_features
 
-            visual = np.asarray(image_features.load_features(options.features, caps.image_ids), dtype=np.float64)
+            features = np.asarray(image_features.load_features(options.features, caps.image_ids), dtype=np.float32)
+            visual = {"rho_vis": features}
+            if isinstance(encoder, ImageTextEncoder):
+                visual["rho_vis_image_side"] = encoder.encode_images(features)
             features_file = Path(options.features)
             sources += [features_file, *([image_features.ids_path(features_file)] if features_file.suffix == ".npy" else [])]
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions"

@@ -172,26 +172,28 @@ class StructureResult:
 def structure(
     captions: np.ndarray,
     per_image: int,
-    visual: np.ndarray | None = None,
+    visual: np.ndarray | dict[str, np.ndarray] | None = None,
     *,
     n_boot: int = 1000,
     seed: int = 1111,
     level: float = 0.95,
 ) -> StructureResult:
-    """E_intra, E_inter, E_intra − E_inter and (with ``visual``) ρ_vis, with bootstrap intervals over images."""
+    """E_intra, E_inter, E_intra − E_inter and (with ``visual``) ρ_vis, with bootstrap intervals over images.
+    ``visual``: one vector per image (→ ``rho_vis``), or several sets by metric name (one ρ_vis each)."""
     intra, inter = per_image_means(captions, per_image)
     diff = intra - inter
     values = {"e_intra": float(intra.mean()), "e_inter": float(inter.mean()), "e_intra_minus_inter": float(diff.mean())}
-    if visual is not None:
-        values["rho_vis"] = rho_vis(captions, visual, per_image)
+    visual_sets = {"rho_vis": visual} if isinstance(visual, np.ndarray) else dict(visual or {})
+    for name, vectors in visual_sets.items():
+        values[name] = rho_vis(captions, vectors, per_image)
     intervals = {name: (float("nan"), float("nan")) for name in values}
     if n_boot > 0:
         counts = bootstrap_counts(np.random.default_rng(seed), len(intra), n_boot)
         alpha = (1 - level) / 2
         draws = {name: counts @ items / counts.sum(axis=1)
                  for name, items in (("e_intra", intra), ("e_inter", inter), ("e_intra_minus_inter", diff))}
-        if visual is not None:
-            draws["rho_vis"] = rho_vis_bootstrap(captions, visual, per_image, counts)
+        for name, vectors in visual_sets.items():
+            draws[name] = rho_vis_bootstrap(captions, vectors, per_image, counts)
         for name, boot in draws.items():
             low, high = np.quantile(boot, [alpha, 1 - alpha])
             intervals[name] = (float(low), float(high))

@@ -255,3 +255,40 @@ def test_structure_coco_follows_the_karpathy_list_order(root):
     values = {r.metric: r.value for r in result.metrics}
     assert values["e_intra"] == pytest.approx(expected["e_intra"], abs=1e-9)
     assert values["e_inter"] == pytest.approx(expected["e_inter"], abs=1e-9)
+
+
+def test_grounded_encoder_also_gets_rho_vis_of_its_own_image_side(root, tmp_path):
+    from benchbox.encoder import ImageTextEncoder
+    from benchbox.task import TaskOptions
+
+    words = word_encoder(0, 0.5)
+    projection = np.random.default_rng(4).standard_normal((20, 12)).astype(np.float32)
+
+    class Grounded(ImageTextEncoder):
+        name = "grounded"
+        dim = 12
+
+        def config(self):
+            return {}
+
+        def weights_digest(self) -> str:
+            return "g"
+
+        def _encode(self, sentences, batch_size):
+            return words.encode(sentences)
+
+        def encode_images(self, features):
+            return np.tanh(np.asarray(features) @ projection).astype(np.float32)
+
+    features = np.random.default_rng(1).standard_normal((len(IDS), 20)).astype(np.float32)
+    np.save(tmp_path / "f.npy", features)
+    (tmp_path / "f.ids.txt").write_text("".join(f"{i}\n" for i in IDS))
+    encoder = Grounded()
+    result = run_tasks(encoder, ["structure-flickr8k"], data_dir=root, cache=False,
+                       options=TaskOptions(features=str(tmp_path / "f.npy"), bootstrap=100)).results[0]
+    values = {r.metric: r.value for r in result.metrics}
+    x = words.encode([caption(i, k) + " ." for i in range(len(IDS)) for k in range(5)])
+    assert values["rho_vis"] == pytest.approx(direct(x, features, 5)["rho_vis"], abs=1e-9)
+    own = direct(x, encoder.encode_images(features), 5)["rho_vis"]
+    assert values["rho_vis_image_side"] == pytest.approx(own, abs=1e-9)
+    assert abs(own - values["rho_vis"]) > 1e-3  # a different quantity
