@@ -14,6 +14,8 @@ The test follows the per-item columns, not the task name:
   bootstrap of the recall difference), median and mean rank by Wilcoxon's signed-rank test (interval: paired
   bootstrap of the median/mean, folds as strata — the median is the lower median, not VSE++'s floor);
 - classification (items with ``correct``): accuracy by McNemar's exact test (interval: paired bootstrap);
+- means of per-item values (items with ``metric`` and ``value``, e.g. the per-image E_intra / E_inter of the
+  structure tasks): the metric of that name by a paired bootstrap of the mean difference (not a summary unit);
 - no per-item scores on one side (published numbers): Pearson rows by the worst case over the unknown
   r(A, B) (:func:`benchbox.stats.unknown_r_ab_test`), flagged ``approximate``.
 
@@ -58,7 +60,7 @@ COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_
            "p_bh", "verdict", "approximate", "unit"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
-LOWER_IS_BETTER = {"medr", "meanr", "mse"}
+LOWER_IS_BETTER = {"medr", "meanr", "mse", "e_inter"}  # e_inter: lower = better separated clusters
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
 UNIT_METRICS = {"correlation": "pearson", "ranks": "r10", "classification": "accuracy"}
 ALPHA = 0.05
@@ -155,6 +157,8 @@ def item_kind(items: pd.DataFrame) -> str:
         return "correlation"
     if {"correct", "item"} <= columns:
         return "classification"
+    if {"metric", "value", "item"} <= columns:
+        return "means"
     raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
 
 
@@ -261,6 +265,14 @@ class _Pair:
             result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
             self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True)
 
+    def means(self, task: str, merged: pd.DataFrame) -> None:
+        groups = dict(tuple(merged.groupby(["subset", "metric"], sort=False)))
+        for subset, metric in self.shared_rows(task):
+            if (subset, metric) in groups:
+                part = groups[(subset, metric)]
+                result = self.bootstrap(None, part["value_a"], part["value_b"], statistic=stats.weighted_mean)
+                self.add(task, subset, metric, "bootstrap", result.z, result.p, result.ci, unit=False)
+
     def approximate(self, task: str) -> None:
         for subset, metric in self.shared_rows(task):
             if metric != "pearson":
@@ -281,7 +293,8 @@ class _Pair:
             kind = item_kind(ia)
             if item_kind(ib) != kind:
                 raise BenchboxError(f"{task}: the two runs store different kinds of per-item scores")
-            keys = ["subset", "direction", "query"] if kind == "ranks" else ["subset", "item"]
+            keys = {"ranks": ["subset", "direction", "query"], "means": ["subset", "metric", "item"]}.get(
+                kind, ["subset", "item"])
             getattr(self, kind)(task, _pair_items(ia, ib, keys, task))
         return pd.DataFrame(self.rows, columns=COLUMNS)
 

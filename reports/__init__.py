@@ -38,12 +38,13 @@ def write_report(
     fmt: str | None = None,
     compare: bool = False,
     references: list[str] | None = None,
+    neighbours: list[str | os.PathLike] | None = None,
     log: Callable[[str], None] = lambda message: None,
 ) -> Path:
     """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
-    runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``log``: progress
-    messages."""
+    runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``neighbours``:
+    ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages."""
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
@@ -60,7 +61,7 @@ def write_report(
         if compare:
             comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
                                         for s in sources if s.run is None or s.run.kind == "eval"], log)
-        report = build_report(sources, comparison)
+        report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":
             out_path.write_text(html.render(report), encoding="utf-8")
             return out_path

@@ -8,16 +8,20 @@ from benchbox.reports import provenance, results, training
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
 from benchbox.reports.figures import curves_figure, selection_figure, semantic_figure
 from benchbox.reports.significance import ComparisonLike, significance_blocks
+from benchbox.reports.structure import structure_section
 from benchbox.reports.sources import Source
 
 
-def build_report(sources: list[Source], comparison: ComparisonLike | None = None) -> Report:
-    """The report on ``sources`` (runs first, then published references), in this order."""
+def build_report(sources: list[Source], comparison: ComparisonLike | None = None,
+                 neighbours: list[str] | None = None) -> Report:
+    """The report on ``sources`` (runs first, then published references), in this order; ``neighbours``:
+    ``benchbox neighbours --json`` files shown as tables in the structure section."""
     runs = [s for s in sources if not s.is_reference]
     references = [s for s in sources if s.is_reference]
     data = results.tidy(sources)
     sections = [_runs_section(runs, references)]
-    for section in (_semantic_section(data, references), _retrieval_section(data), _transfer_section(data)):
+    for section in (_semantic_section(data, references), _retrieval_section(data), _transfer_section(data),
+                    structure_section(data, neighbours or [])):
         if section:
             sections.append(section)
     if comparison is not None:

@@ -25,6 +25,8 @@ RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
 #: (direction subset, heading) in the paper's Table 2 order: caption → image first
 DIRECTIONS = (("t2i", "Caption → image"), ("i2t", "Image → caption"))
 TRANSFER_METRICS = ("accuracy", "f1")
+#: the structure tasks' metrics (shown by :mod:`benchbox.reports.structure`)
+STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis", "rho_vis_image_side")
 
 
 def tidy(sources: list[Source]) -> pd.DataFrame:
@@ -160,6 +162,7 @@ def other_table(data: pd.DataFrame) -> Table | None:
         | (data["subset"].isin([d for d, _ in DIRECTIONS]) & data["metric"].isin(RETRIEVAL_METRICS))
         | ((data["subset"] == "all") & (data["metric"] == "rsum"))
         | data["metric"].isin(TRANSFER_METRICS)
+        | (data["task"].str.startswith("structure") & data["metric"].isin(STRUCTURE_METRICS))
     )
     rows = data[~shown & ~data["reference"].astype(bool)]
     if rows.empty:

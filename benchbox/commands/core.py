@@ -71,7 +71,7 @@ def eval_command(
     encoder_opt: Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE (e.g. vectors=PATH); repeatable.")] = None,
     text: Annotated[str, typer.Option(help="STS text: senteval (tokenised, lower-cased) or raw (original files).")] = "senteval",
     fix_stsb_labels: Annotated[bool, typer.Option(help="Rescale STS-B 0-5 to 1-5 before SentEval's relatedness encoding (SentEval #83).")] = False,
-    features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks.")] = None,
+    features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks (and rho_vis of the structure tasks).")] = None,
     retrieval_ci: Annotated[str, typer.Option(help="Retrieval recall intervals: wilson (share of queries) or bootstrap (resampling images).")] = "wilson",
     retrieval_medr: Annotated[str, typer.Option(help="Retrieval median rank: vsepp (floor of the median, as VSE++) or median.")] = "vsepp",
     retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: optimistic (as VSE++ on tie-free data) or pessimistic.")] = "optimistic",

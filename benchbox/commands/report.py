@@ -16,13 +16,15 @@ def report_command(
     fmt: Annotated[Optional[str], typer.Option("--format", help="md or html (default: from --out's suffix, else md).")] = None,
     out_path: Annotated[Optional[Path], typer.Option("--out", help="Output file (default report.md / report.html); markdown figures go to <stem>_figures/ beside it.")] = None,
     reference: Annotated[Optional[list[str]], typer.Option("--reference", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k; repeatable.")] = None,
+    neighbours: Annotated[Optional[list[Path]], typer.Option("--neighbours", help="A `benchbox neighbours --json` output file to show as tables; repeatable.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages (the comparisons being run).")] = False,
 ) -> None:
     """Write a report on runs: provenance, semantic table and figure, retrieval, transfer, significance, training curves."""
     from benchbox.reports import write_report
 
     set_quiet(quiet)
-    path = write_report(runs, out_path, fmt=fmt, compare=compare, references=reference or [], log=log)
+    path = write_report(runs, out_path, fmt=fmt, compare=compare, references=reference or [],
+                        neighbours=neighbours or [], log=log)
     out.print(str(path), highlight=False, soft_wrap=True)
 
 

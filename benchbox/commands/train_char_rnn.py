@@ -23,7 +23,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
         cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
         batch_size: Annotated[int, typer.Option(help="Minibatch size (global, over all processes).", callback=AT_LEAST_1)] = 32,
-        loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.).")] = "hinge-sum",
+        loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (cluster, perceptual, both; Bordes et al. 2019) or projection (= hinge-sum); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1.")] = "hinge-sum",
         margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).", callback=NON_NEGATIVE)] = None,
         lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).", callback=POSITIVE)] = None,
         lr_min: Annotated[float, typer.Option(help="Lowest learning rate (at most --lr-max).", callback=NON_NEGATIVE)] = 1e-6,

@@ -32,6 +32,8 @@ class Position:
     history: list[dict[str, float]] = field(default_factory=list)
     #: losses of the steps of the current epoch so far (for its mean in the history)
     epoch_losses: list[float] = field(default_factory=list)
+    #: the weighted loss terms of those steps, per term (their means go into the history as ``loss_<term>``)
+    epoch_terms: dict[str, list[float]] = field(default_factory=dict)
 
 
 def save_checkpoint(
@@ -55,6 +57,7 @@ def save_checkpoint(
         "global_step": position.global_step,
         "history": position.history,
         "epoch_losses": position.epoch_losses,
+        "epoch_terms": position.epoch_terms,
     }
     torch_save(payload, path)
 
@@ -84,4 +87,5 @@ def restore(
         raise BenchboxError(f"training checkpoint {path} does not fit this model: {exc}") from exc
     torch.set_rng_state(payload["rng"])
     return Position(payload["epoch"], payload["step"], payload["global_step"], list(payload.get("history") or []),
-                    list(payload.get("epoch_losses") or []))
+                    list(payload.get("epoch_losses") or []),
+                    {t: list(v) for t, v in (payload.get("epoch_terms") or {}).items()})

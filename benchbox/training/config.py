@@ -1,7 +1,24 @@
-"""The configuration of a char-RNN training run (PROTOCOLS.md §7 defaults), recorded in its manifest."""
+"""The configuration of a char-RNN training run (PROTOCOLS.md §7 defaults), recorded in its manifest.
+
+``--loss`` is one name, a preset, or a weighted combination of terms (Bordes et al. 2019's
+M(α_T, α_P, α_C); :mod:`benchbox.training.objectives` computes them):
+
+- one name (as before): ``hinge-sum``, ``hinge-max``, ``order``; ``cluster`` = ``hinge-sum=1,cluster=1`` with a
+  visual side and the cluster loss alone with ``--visual cluster``; ``perceptual`` = ``hinge-sum=1,perceptual=1``.
+  With ``--visual cluster`` the single hinge names rank each caption against a partner caption of its image;
+- a weighted combination ``TERM=WEIGHT,...`` of ``hinge-sum``, ``hinge-max``, ``order`` (ranking toward the
+  visual side), ``cluster`` (captions of one image closer than captions of others) and ``perceptual``
+  (−Pearson of caption and visual cosines), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; every term but
+  ``cluster`` needs a visual side (``--visual features`` or ``random``);
+- a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
+  cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a
+  ranking loss toward the visual space: our ``hinge-sum``). The paper's textual term L_T (α_T) has no
+  counterpart here: benchbox trains caption encoders on captions alone, so every preset has α_T = 0.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -9,8 +26,15 @@ from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.training.data import VISUAL_MODES
 
-#: the losses of :mod:`benchbox.training.losses`, by their ``--loss`` names
+#: the losses of :mod:`benchbox.training.losses`, by their ``--loss`` names (also the terms of a combination)
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
+#: Bordes et al. (2019)'s named settings: preset → (term, weight) pairs
+LOSS_PRESETS = {
+    "bordes-c": (("cluster", 1.0),),
+    "bordes-p": (("perceptual", 1.0),),
+    "bordes-b": (("cluster", 1.0), ("perceptual", 1.0)),
+    "projection": (("hinge-sum", 1.0),),
+}
 #: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
 DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
 #: encoder name → (rnn, pooling)
@@ -54,10 +78,16 @@ class TrainConfig:
             raise BenchboxError(f"--dataset must be one of {', '.join(LR_MAX)}, not {self.dataset!r}")
         if self.visual not in VISUAL_MODES:
             raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {self.visual!r}")
-        if self.loss not in LOSSES:
-            raise BenchboxError(f"--loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
+        terms = self.loss_terms  # parses --loss: a clear error on a bad spec
         if self.visual == "cluster" and self.loss in ("order", "perceptual"):
             raise BenchboxError(f"--loss {self.loss} needs a visual side; it cannot be used with --visual cluster")
+        if self.visual == "cluster" and self.loss not in LOSSES:
+            visual_terms = [t for t, _ in terms if t != "cluster"]
+            if visual_terms:
+                raise BenchboxError(
+                    f"--loss {self.loss} has {', '.join(visual_terms)}, which need{'s' if len(visual_terms) == 1 else ''} "
+                    "a visual side: pass --visual features --features FILE (or --visual random), or use only the "
+                    "cluster term (e.g. --loss bordes-c) with --visual cluster")
         if self.visual == "features" and not self.features:
             raise BenchboxError("--visual features needs --features FILE (or train with --visual cluster or random)")
         if self.visual != "features" and self.features:
@@ -66,7 +96,7 @@ class TrainConfig:
             if getattr(self, key) < 1:
                 raise BenchboxError(f"--{key.replace('_', '-')} must be positive")
         self._check_ranges()
-        if self.batch_size < 3 and self.loss == "perceptual":
+        if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
 
     def _check_ranges(self) -> None:
@@ -87,8 +117,17 @@ class TrainConfig:
         return ARCHITECTURES[self.encoder]
 
     @property
+    def loss_terms(self) -> tuple[tuple[str, float], ...]:
+        """``--loss`` as (term, weight) pairs, in the order they are summed (see the module docstring)."""
+        return parse_loss(self.loss, self.visual, cluster_weight=self.cluster_weight,
+                          perceptual_weight=self.perceptual_weight)
+
+    @property
     def resolved_margin(self) -> float:
-        return DEFAULT_MARGIN[self.loss] if self.margin is None else self.margin
+        """The margin of the ranking term(s): ``--margin``, else 0.05 for ``order`` and 0.2 otherwise."""
+        if self.margin is not None:
+            return self.margin
+        return DEFAULT_MARGIN["order"] if any(t == "order" for t, _ in self.loss_terms) else DEFAULT_MARGIN["hinge-sum"]
 
     @property
     def resolved_lr_max(self) -> float:
@@ -97,12 +136,13 @@ class TrainConfig:
     @property
     def needs_partner(self) -> bool:
         """Whether each minibatch row needs a second caption of its image."""
-        return self.visual == "cluster" or self.loss == "cluster"
+        return self.visual == "cluster" or any(t == "cluster" for t, _ in self.loss_terms)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["eval_semantic"] = list(self.eval_semantic)
-        out["resolved"] = {"margin": self.resolved_margin, "lr_max": self.resolved_lr_max}
+        out["resolved"] = {"margin": self.resolved_margin, "lr_max": self.resolved_lr_max,
+                           "loss_terms": {t: w for t, w in self.loss_terms}}
         return out
 
     @classmethod
@@ -120,3 +160,39 @@ class TrainConfig:
             detail = ", ".join(f"{k}: run has {getattr(stored, k)!r}, command gives {getattr(self, k)!r}" for k in differ)
             raise BenchboxError(f"--resume needs the same training options as the interrupted run ({detail})")
         return replace(stored, **{k: getattr(self, k) for k in RESUMABLE_CHANGES})
+
+
+def parse_loss(
+    spec: str, visual: str, *, cluster_weight: float = 1.0, perceptual_weight: float = 1.0
+) -> tuple[tuple[str, float], ...]:
+    """(term, weight) pairs of a ``--loss`` value: a single name, a preset or ``TERM=WEIGHT,...``."""
+    if spec in LOSS_PRESETS:
+        return LOSS_PRESETS[spec]
+    if spec == "cluster":
+        return (("cluster", 1.0),) if visual == "cluster" else (("hinge-sum", 1.0), ("cluster", cluster_weight))
+    if spec == "perceptual":
+        return (("hinge-sum", 1.0), ("perceptual", perceptual_weight))
+    if spec in LOSSES:
+        return ((spec, 1.0),)
+    usage = (f"--loss takes one of {', '.join(LOSSES)}, a preset ({', '.join(LOSS_PRESETS)}) or weighted terms "
+             f"TERM=WEIGHT,... (e.g. cluster=1,perceptual=0.1,hinge-sum=1)")
+    if "=" not in spec:
+        raise BenchboxError(f"{usage}; not {spec!r}")
+    terms: dict[str, float] = {}
+    for part in spec.split(","):
+        name, sep, raw = (x.strip() for x in part.partition("="))
+        if not sep or name not in LOSSES:
+            raise BenchboxError(f"{usage}; {part.strip()!r} is not TERM=WEIGHT with TERM in {', '.join(LOSSES)}")
+        if name in terms:
+            raise BenchboxError(f"--loss names {name!r} twice")
+        try:
+            weight = float(raw)
+        except ValueError:
+            raise BenchboxError(f"--loss {name}: the weight {raw!r} is not a number") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise BenchboxError(f"--loss {name}: the weight must be a positive number, not {raw!r}")
+        terms[name] = weight
+    ranking = [t for t in terms if t in ("hinge-sum", "hinge-max", "order")]
+    if len(ranking) > 1:
+        raise BenchboxError(f"--loss combines {' and '.join(ranking)}: use one ranking term")
+    return tuple(terms.items())

@@ -8,7 +8,8 @@ of the two best snapshots (Huang et al. 2017 snapshot ensembles). The run folder
 ``manifest.json`` (``"kind": "train"``, the encoder name and architecture, the configuration, data
 provenance, snapshots with their scores, ``ensemble``), ``checkpoint.pt`` (resumable state, every
 ``checkpoint_every`` steps, at every epoch end and when stopped by SIGINT/SIGTERM, see :mod:`.stop`), ``snapshots/epoch-NNN.pt``,
-``history.csv`` (per epoch) and ``semantic.csv`` (per snapshot, with ``--eval-semantic``). Unlike an
+``history.csv`` (per epoch: the mean loss and, as ``loss_<term>``, the mean of each weighted term of
+``--loss``; the terms sum to the loss) and ``semantic.csv`` (per snapshot, with ``--eval-semantic``). Unlike an
 evaluation run, a training run folder grows while training; its manifest is rewritten atomically and
 says ``"status": "running" | "stopped" | "complete"``.
 
@@ -50,13 +51,13 @@ from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
-from benchbox.training import losses
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, load_checkpoint, restore, save_checkpoint
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import load_split
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from benchbox.training.footprint import require_training_memory
+from benchbox.training.objectives import weighted_terms
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.selection import dev_scores
 from benchbox.training.stop import StopRequest
@@ -89,39 +90,6 @@ class TrainModule(torch.nn.Module):
         images = self.net.image(visual) if visual is not None and self.net.image is not None else None
         partners = self.net.caption(partner_chars, partner_lengths) if partner_chars is not None else None
         return captions, images, partners
-
-
-def compute_loss(
-    config: TrainConfig,
-    captions: torch.Tensor,
-    images: torch.Tensor | None,
-    partners: torch.Tensor | None,
-    visual: torch.Tensor | None,
-) -> torch.Tensor:
-    """The training loss of ``config.loss`` on one (global) minibatch."""
-    margin = config.resolved_margin
-    if config.visual == "cluster":
-        assert partners is not None
-        scores = losses.cosine_similarity(captions, partners)
-        if config.loss == "hinge-max":
-            return losses.hinge_max(scores, margin)
-        if config.loss == "cluster":
-            return losses.cluster_loss(captions, partners, config.cluster_margin)
-        return losses.hinge_sum(scores, margin)
-    assert images is not None
-    if config.loss == "order":
-        return losses.hinge_sum(losses.order_similarity(captions, images), margin)
-    scores = losses.cosine_similarity(captions, images)
-    if config.loss == "hinge-max":
-        return losses.hinge_max(scores, margin)
-    loss = losses.hinge_sum(scores, margin)
-    if config.loss == "cluster":
-        assert partners is not None
-        loss = loss + config.cluster_weight * losses.cluster_loss(captions, partners, config.cluster_margin)
-    elif config.loss == "perceptual":
-        assert visual is not None
-        loss = loss + config.perceptual_weight * losses.perceptual_loss(captions, visual)
-    return loss
 
 
 class Distributed:
@@ -265,7 +233,7 @@ class Trainer:
                                 max_length=int(self.train_data.lengths.max()), feature_dim=feature_dim,
                                 vocab_size=len(vocab), partner=config.needs_partner)
         self.net_config = NetConfig(rnn=rnn, pooling=pooling, hidden=config.hidden, feature_dim=feature_dim,
-                                    nonneg=config.loss == "order")
+                                    nonneg=any(t == "order" for t, _ in config.loss_terms))
         self.net = CharRNNNet(vocab, self.net_config).to(self.dist.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.resolved_lr_max)
         self.position = Position()
@@ -359,21 +327,25 @@ class Trainer:
             partner_chars = partner_chars.to(device)
         return chars.to(device), lengths, visual, partner_chars, partner_lengths
 
-    def _step(self, model: torch.nn.Module, batch: Batch, lr: float) -> float:
+    def _step(self, model: torch.nn.Module, batch: Batch, lr: float) -> tuple[float, dict[str, float]]:
+        """One optimiser step; returns the loss and its weighted terms (which sum to it)."""
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         inputs = self._tensors(batch)
         captions, images, partners = model(*inputs)
         gather = self.dist.gather
-        visual = gather(inputs[2]) if self.config.loss == "perceptual" else None
-        loss = compute_loss(self.config, gather(captions), gather(images), gather(partners), visual)
+        visual = gather(inputs[2]) if any(t == "perceptual" for t, _ in self.config.loss_terms) else None
+        terms = weighted_terms(self.config, gather(captions), gather(images), gather(partners), visual)
+        loss = sum(terms.values())
+        values = {t: float(v.detach()) for t, v in terms.items()}
         step = self.position.global_step + 1
-        self.guard.check_loss(step, self.config.loss, float(loss.detach()))
+        bad = next((t for t, v in values.items() if not math.isfinite(v)), None)  # name the term that diverged
+        self.guard.check_loss(step, bad or self.config.loss, values[bad] if bad else float(loss.detach()))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.guard.check_weights(step, self.net.parameters())
-        return float(loss.detach())
+        return float(loss.detach()), values
 
     # ---------------------------------------------------------------- snapshots
     def _snapshot(self, epoch: int) -> None:
@@ -489,8 +461,10 @@ class Trainer:
                 for batch in plan[self.position.step :]:
                     lr = cyclic_cosine_lr(self.position.global_step, steps_per_cycle, config.resolved_lr_max,
                                           config.lr_min)
-                    loss = self._step(model, batch, lr)
+                    loss, terms = self._step(model, batch, lr)
                     epoch_losses.append(loss)
+                    for term, value in terms.items():
+                        self.position.epoch_terms.setdefault(term, []).append(value)
                     self.position.step += 1
                     self.position.global_step += 1
                     bar.update(task, completed=self.position.global_step, loss=loss, lr=lr)
@@ -508,8 +482,10 @@ class Trainer:
                 self.position.history.append({
                     "epoch": epoch + 1, "loss": float(np.mean(epoch_losses)) if epoch_losses else float("nan"),
                     "seconds": seconds, "captions_per_s": len(plan) * config.batch_size / max(seconds, 1e-9),
+                    **{f"loss_{term}": float(np.mean(values)) for term, values in self.position.epoch_terms.items()},
                 })
                 self.position.epoch, self.position.step, self.position.epoch_losses = epoch + 1, 0, []
+                self.position.epoch_terms = {}
                 if (epoch + 1) % config.cycle_epochs == 0 or epoch + 1 == config.epochs:
                     self._snapshot(epoch + 1)
                     self.dist.barrier()

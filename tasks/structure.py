@@ -1,0 +1,117 @@
+"""Structure tasks: what a (grounded) encoder's caption space looks like (Bordes et al. 2019 Table 2;
+PROTOCOLS.md §5; measures in :mod:`benchbox.tasks.structure_measures`).
+
+- ``structure-flickr8k``: Flickr8k test, 1000 images × 5 captions (Karpathy split);
+- ``structure-coco``: MSCOCO Karpathy 5k test, 5000 images × 5 captions (captions user-supplied, as for
+  ``retrieval-coco-5k``).
+
+Metrics (subset = the split): ``e_intra``, ``e_inter``, ``e_intra_minus_inter`` (main score) for every encoder,
+and ``rho_vis`` when image features are given (``--features``, the file retrieval uses), over all caption
+pairs of different images (exact, never sampled); for a grounded encoder with an image branch also
+``rho_vis_image_side``, the same with the encoder's own image embeddings in place of the raw features (how far
+the caption space keeps the geometry of its own image space). Intervals: 95% percentile bootstrap over images
+(``--bootstrap`` resamples, ``--seed``). Per-image items (columns ``subset, metric, item, image_id, value``;
+``item`` = image index in split order) for ``e_intra``, ``e_inter`` and their difference, which ``compare``
+pairs image by image (paired bootstrap of the mean); ρ_vis is not a mean of per-image items, so ``compare``
+has no paired test for it and leaves it out (the report shows it per model with its interval).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from benchbox.captions import (
+    COCO_ID_LISTS,
+    FLICKR8K_SPLIT_LISTS,
+    FLICKR8K_TOKENS,
+    PER_IMAGE,
+    CaptionSplit,
+    load_caption_dataset,
+    load_flickr8k,
+    read_image_list,
+)
+from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+from benchbox.tasks.structure_measures import structure
+
+#: metrics that are means of per-image items (and so have paired tests)
+ITEM_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter")
+
+
+class Structure(Task):
+    """E_intra, E_inter, their difference and ρ_vis on one caption split (see the module docstring)."""
+
+    dataset: ClassVar[str]
+    split: ClassVar[str] = "test"
+    main_score = "e_intra_minus_inter"
+    reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"
+
+    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
+        if self.dataset == "flickr8k":
+            return FLICKR8K_TOKENS, FLICKR8K_SPLIT_LISTS[self.split]
+        return (COCO_ID_LISTS[self.split],)
+
+    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
+        if self.dataset == "flickr8k":
+            return load_flickr8k(ctx.data, self.split)
+        id_list = ctx.data.path(COCO_ID_LISTS[self.split])
+        return load_caption_dataset(ctx.data, "coco", self.split).reordered(read_image_list(id_list), id_list)
+
+    def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
+        options = ctx.options
+        caps = self.load_captions(ctx)
+        sources: list[Any] = list(caps.source_files)
+        visual: dict[str, np.ndarray] | None = None
+        if options.features is not None:
+            from benchbox import image_features
+
+            features = np.asarray(image_features.load_features(options.features, caps.image_ids), dtype=np.float32)
+            visual = {"rho_vis": features}
+            if isinstance(encoder, ImageTextEncoder):
+                visual["rho_vis_image_side"] = encoder.encode_images(features)
+            features_file = Path(options.features)
+            sources += [features_file, *([image_features.ids_path(features_file)] if features_file.suffix == ".npy" else [])]
+        ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions"
+                + (", with image features (rho_vis)" if visual is not None else ""))
+        result = structure(ctx.embed(caps.captions), PER_IMAGE, visual, n_boot=options.bootstrap, seed=options.seed)
+        n_images = len(caps.image_ids)
+        metrics = [MetricRecord(self.name, self.split, name, value, *result.intervals[name], n_images)
+                   for name, value in result.values.items()]
+        items = pd.concat([
+            pd.DataFrame({"subset": self.split, "metric": name, "item": np.arange(n_images),
+                          "image_id": caps.image_ids, "value": values})
+            for name, values in zip(ITEM_METRICS, (result.intra, result.inter, result.intra - result.inter))
+        ], ignore_index=True)
+        return TaskResult(
+            task=self.name,
+            metrics=metrics,
+            items=items,
+            protocol={
+                "dataset": self.dataset, "split": self.split, "images": n_images, "captions": len(caps.captions),
+                "pairs": "all ordered caption pairs (exact); rho_vis over pairs of different images",
+                "similarity": "cosine (zero vectors: 0)",
+                "features": options.features,
+                "bootstrap": f"{options.bootstrap} resamples of images, seed {options.seed}, percentile 95%",
+            },
+            data_checksums=ctx.data.checksums(sources),
+        )
+
+
+class StructureFlickr8k(Structure):
+    name = "structure-flickr8k"
+    description = "Caption-space structure, Flickr8k test (1000 images x 5): E_intra, E_inter, rho_vis with --features"
+    dataset = "flickr8k"
+
+
+class StructureCoco(Structure):
+    name = "structure-coco"
+    description = "Caption-space structure, MSCOCO Karpathy 5k test (5000 images x 5): E_intra, E_inter, rho_vis"
+    dataset = "coco"
+
+
+STRUCTURE = TaskGroup("structure", ("structure-flickr8k",),
+                      "Bordes et al. (2019) structural measures on Flickr8k test (add structure-coco with COCO captions)")
