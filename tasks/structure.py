@@ -34,6 +34,7 @@ from benchbox.captions import (
     load_flickr8k,
     read_image_list,
 )
+from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
 from benchbox.tasks.structure_measures import structure
@@ -77,7 +78,9 @@ class Structure(Task):
             sources += [features_file, *([image_features.ids_path(features_file)] if features_file.suffix == ".npy" else [])]
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions"
                 + (", with image features (rho_vis)" if visual is not None else ""))
-        result = structure(ctx.embed(caps.captions), PER_IMAGE, visual, n_boot=options.bootstrap, seed=options.seed)
+        embeddings = ctx.embed(caps.captions)
+        require_informative(embeddings, encoder.name, f"{self.name} {self.split}")
+        result = structure(embeddings, PER_IMAGE, visual, n_boot=options.bootstrap, seed=options.seed)
         n_images = len(caps.image_ids)
         metrics = [MetricRecord(self.name, self.split, name, value, *result.intervals[name], n_images)
                    for name, value in result.values.items()]

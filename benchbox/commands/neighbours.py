@@ -11,6 +11,7 @@ import typer
 
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
+from benchbox.options import AT_LEAST_1
 
 
 def read_queries(texts: list[str], files: list[Path]) -> list[str]:
@@ -32,7 +33,7 @@ def neighbours_command(
     corpus: Annotated[str, typer.Option(help="DATASET[:SPLIT] whose captions are searched: flickr8k or coco; split train (default), dev or test.")] = "flickr8k:train",
     query: Annotated[Optional[list[str]], typer.Option("--query", help="A query sentence; repeatable.")] = None,
     query_file: Annotated[Optional[list[Path]], typer.Option(help="A file of queries, one per line; repeatable.")] = None,
-    k: Annotated[int, typer.Option("-k", help="Neighbours per query and encoder.")] = 5,
+    k: Annotated[int, typer.Option("-k", help="Neighbours per query and encoder.", callback=AT_LEAST_1)] = 5,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
     cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
