@@ -7,7 +7,8 @@ Paule & Mandel (1982, ``"pm"``), through ``statsmodels.stats.meta_analysis.combi
 R metafor), truncated at τ² = 0 as metafor does (statsmodels returns DerSimonian–Laird's negative values). I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 
-Rows that share items are dependent. Rows carry a cluster label (:func:`row_cluster`); when some cluster
+Rows that share items are dependent. Rows carry a cluster label (:func:`row_cluster`, :func:`item_clusters`);
+when some cluster
 holds more than one row, the interval of the pooled effect uses the cluster-robust variance of Hedges,
 Tipton & Jackson (2010, eq. 6) with the random-effects weights, its small-sample factor m/(m − 1) and a t
 reference on m − 1 degrees of freedom (m clusters).
@@ -39,13 +40,19 @@ STSB_TASKS = frozenset({"stsb", "stsb-cosine"})
 
 
 def row_cluster(task: str, subset: str, kind: str) -> str:
-    """The item set a summary row is computed on: rows with one label share items. Retrieval directions of
-    one task share images and captions; STS-B test shares pairs with :data:`STSB_SOURCES`."""
-    if kind == "ranks":
-        return task
-    if task in STSB_TASKS or (task, subset) in STSB_SOURCES:
-        return "stsb+sources"
-    return f"{task}/{subset}"
+    """The item set a summary row is computed on: the retrieval directions of one task share images and
+    captions (one label); any other row is its own subset. See :func:`item_clusters` for STS-B."""
+    return task if kind == "ranks" else f"{task}/{subset}"
+
+
+def item_clusters(tasks, subsets, clusters) -> list[str]:
+    """The rows' cluster labels, with the STS-B test row and the STS subsets it shares pairs with
+    (:data:`STSB_SOURCES`) merged into one cluster when an STS-B row is among them."""
+    tasks, subsets, clusters = list(tasks), [str(s) for s in subsets], list(clusters)
+    if not any(t in STSB_TASKS for t in tasks):
+        return clusters
+    return ["stsb+sources" if t in STSB_TASKS or (t, s) in STSB_SOURCES else c
+            for t, s, c in zip(tasks, subsets, clusters)]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from scipy import stats as st
 from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
-from benchbox.meta import pool_effects, row_cluster
+from benchbox.meta import item_clusters, pool_effects, row_cluster
 from benchbox.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
 
@@ -82,9 +82,12 @@ def test_pooling_refuses_bad_input():
 
 
 def test_rows_sharing_items_share_a_cluster():
-    assert row_cluster("stsb", "test", "correlation") == row_cluster("sts14", "images", "correlation")
-    assert row_cluster("sts14", "deft-forum", "correlation") != row_cluster("sts14", "images", "correlation")
     assert row_cluster("retrieval", "i2t", "ranks") == row_cluster("retrieval", "t2i", "ranks")
+    rows = [("sts14", "images"), ("sts14", "deft-forum"), ("sts12", "MSRpar")]
+    base = [row_cluster(t, s, "correlation") for t, s in rows]
+    assert len(set(item_clusters(*zip(*rows), base))) == 3  # distinct subsets: no shared items
+    with_stsb = item_clusters(*zip(*rows, ("stsb", "test")), [*base, row_cluster("stsb", "test", "correlation")])
+    assert with_stsb[0] == with_stsb[2] == with_stsb[3] != with_stsb[1]  # STS-B test reuses images, MSRpar pairs
 
 
 def test_common_scale_effects():

@@ -77,19 +77,30 @@ def compare_command(
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
     bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).")] = 1111,
-    csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write table, summary and seed variance as JSON.")] = None,
+    family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
+    baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
+    allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options anyway (recorded in the output).")] = False,
+    pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
+    csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv).")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write claims, table, summary and seed variance as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
-    """Compare encoders: per task, subset and metric both scores with CIs, the difference with its CI, a paired
-    test, Holm/BH-corrected p and a verdict; then one summary line per pair."""
+    """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
+    subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
+    a verdict; then one summary line per pair."""
     from benchbox.compare import compare
 
     set_quiet(quiet)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
-                         n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log)
+                         n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
+                         family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
+                         pooling=pooling)
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color)
+    for line in comparison.headlines():
+        out.print(line, highlight=False, soft_wrap=True)
+    for line in comparison.protocol_mismatches:
+        out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
         console.print(pair_table(rows, comparison.correction))
     if not comparison.seeds.empty:
