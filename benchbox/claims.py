@@ -72,8 +72,12 @@ def _oriented(table: pd.DataFrame, runs_a: list[str], runs_b: list[str]) -> pd.D
     return pd.concat([forward, backward], ignore_index=True) if not backward.empty else forward
 
 
+ROW_COLUMNS = ["model_a", "model_b", "kind", "task", "subset", "effect", "var", "cluster"]
+SEED_SCORE_COLUMNS = ["model_a", "model_b", "kind", "model", "run", "score"]
+
+
 def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], *, pooling: str,
-           seed: int) -> dict[str, Any] | None:
+           seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
@@ -95,9 +99,9 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
     record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
     record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())
     p_claim = pooled.p
+    scores: dict[str, np.ndarray] = {}
     if max(len(runs_a), len(runs_b)) > 1:
         weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()
-        scores = {}
         for side, runs, column in (("a", runs_a, "value_a"), ("b", runs_b, "value_b")):
             per_run = rows.groupby(["model_a" if side == "a" else "model_b", *keys], sort=False)[column].first()
             matrix = np.array([[_common_scale(kind, per_run.loc[(run, *key)]) for key in per_row.index]
@@ -108,24 +112,33 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
                       seed_df=test.df, p_seed=test.p, aso_epsilon=seeds.aso(scores["a"], scores["b"], seed=seed))
         p_claim = max(p_claim, test.p)
     record["p_claim"] = p_claim
-    return record
+    detail = per_row.reset_index()[["task", "subset", "effect", "var"]].assign(cluster=clusters)
+    per_seed = pd.DataFrame([{"model": side, "run": run, "score": score} for side, runs in (("a", runs_a), ("b", runs_b))
+                             for run, score in zip(runs, scores.get(side, []))], columns=["model", "run", "score"])
+    return record, detail, per_seed
 
 
 def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "holm", family: str = "all",
-           pooling: str = "dl", seed: int = 1111) -> pd.DataFrame:
-    """One row per claim (``CLAIM_COLUMNS``) from a comparison table (:func:`benchbox.compare.compare`)."""
+           pooling: str = "dl", seed: int = 1111) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """From a comparison table (:func:`benchbox.compare.compare`): one row per claim (``CLAIM_COLUMNS``), the
+    per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot) and the per-seed scores of the models
+    with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``)."""
     models = _models(sources)
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
     total_tests = int(table["p"].notna().sum())
     table = table[table["unit"].astype(bool)]
     tested = pd.Series(list(zip(table["model_a"].map(owner), table["model_b"].map(owner))), index=table.index)
-    records = []
+    records, details, per_seed = [], [], []
     for a, b in dict.fromkeys(p for p in tested if p[0] != p[1]):
         both = _oriented(table, models[a], models[b])
         for kind, (metric, scale) in KINDS.items():
-            record = _claim(both[both["metric"] == metric], kind, models[a], models[b], pooling=pooling, seed=seed)
-            if record is not None:
+            found = _claim(both[both["metric"] == metric], kind, models[a], models[b], pooling=pooling, seed=seed)
+            if found is not None:
+                record, detail, scores = found
+                details.append(detail.assign(model_a=a, model_b=b, kind=kind))
+                per_seed.append(scores.assign(model_a=a, model_b=b, kind=kind,
+                                              model=scores["model"].map({"a": a, "b": b})))
                 pair = (both["model_a"].iloc[0], both["model_b"].iloc[0])
                 family_tests = total_tests if family == "all" else int(
                     tests_per_pair.get(pair, tests_per_pair.get(pair[::-1], 0)))
@@ -138,7 +151,10 @@ def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "hol
         significant = frame["p_claim_adjusted"] < ALPHA
         frame["verdict"] = np.where(significant, np.where(frame["estimate"] > 0, "better", "worse"),
                                     "no significant difference")
-    return frame
+    rows = pd.concat(details, ignore_index=True)[ROW_COLUMNS] if details else pd.DataFrame(columns=ROW_COLUMNS)
+    seeds_frame = pd.concat(per_seed, ignore_index=True)[SEED_SCORE_COLUMNS] if per_seed else \
+        pd.DataFrame(columns=SEED_SCORE_COLUMNS)
+    return frame, rows, seeds_frame
 
 
 def _signed(x: float, digits: int = 3) -> str:
@@ -159,7 +175,7 @@ def headline(claim: pd.Series) -> str:
         dominance = f"{a} almost stochastically dominant" if eps < 0.5 else f"{a} not dominant"
         parts.append(f"seeds {claim['seeds_a']} vs {claim['seeds_b']}: t({claim['seed_df']:.0f}) = "
                      f"{claim['seed_t']:.2f}, p = {claim['p_seed']:.3g}; ASO ε = {eps:.2f} ({dominance})")
-    family = "" if claim["family"] == "all" else " a pair"
+    family = "" if claim["family"] == "all" else " per pair"
     parts.append(f"better on {claim['better']}, worse on {claim['worse']} of {claim['rows']} rows after "
                  f"{claim['correction']} over {claim['tests']} tests{family}")
     parts.append(f"claim: {claim['verdict']} (p = {claim['p_claim_adjusted']:.3g}, {claim['correction']} over claims)")

@@ -359,6 +359,9 @@ class Comparison:
     family: str = "all"
     #: protocol differences compared anyway (``allow_protocol_mismatch``), one line each
     protocol_mismatches: list[str] = field(default_factory=list)
+    #: the per-row effects each claim pooled and the per-seed scores (:func:`benchbox.claims.claims`)
+    claim_rows: pd.DataFrame | None = None
+    claim_seeds: pd.DataFrame | None = None
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.claims.headline`)."""
@@ -397,6 +400,8 @@ class Comparison:
                    "headlines": self.headlines(),
                    "claims": records(self.claims) if self.claims is not None else [],
                    "protocol_mismatches": self.protocol_mismatches,
+                   "claim_rows": records(self.claim_rows) if self.claim_rows is not None else [],
+                   "claim_seeds": records(self.claim_seeds) if self.claim_seeds is not None else [],
                    "summary": self.summary_lines(), "comparisons": records(self.table), "seeds": records(self.seeds)}
         Path(path).write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -495,6 +500,7 @@ def compare(
     table["verdict"] = _verdicts(table, correction)
     from benchbox.claims import claims
 
-    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved),
-                      claims(table, resolved, correction=correction, family=family, pooling=pooling, seed=seed),
-                      family, mismatches)
+    claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
+                                                  pooling=pooling, seed=seed)
+    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
+                      mismatches, claim_rows, claim_seeds)

@@ -117,3 +117,17 @@ def test_cli_headlines_json_and_claims_csv(three_runs, tmp_path):
     bad_option = subprocess.run([sys.executable, "-m", "benchbox", "compare", str(good), str(bad), "--pooling", "reml"],
                                 capture_output=True, text=True)
     assert bad_option.returncode == 2 and "dl (DerSimonian-Laird) or pm" in bad_option.stderr
+
+
+def test_report_has_claims_with_forest_plot_and_seed_distribution(tmp_path):
+    from benchbox.reports import write_report
+
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
+    out = write_report([*seeds, glove], tmp_path / "r.md", compare=True)
+    text = out.read_text()
+    claims = text[text.index("## Claims"):]
+    assert "char-gru (3 seeds) vs glove-bow on 2 correlation rows: pooled Δz = +" in claims
+    forest = (tmp_path / "r_figures" / "forest-char-gru-3-seeds-glove-bow-correlation.svg").read_text()
+    assert "sts12 MSRpar" in forest and "sts12 MSRvid" in forest and "pooled (DL)" in forest
+    assert (tmp_path / "r_figures" / "seeds-char-gru-3-seeds-glove-bow-correlation.svg").is_file()
