@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from benchbox.commands import compare, core, data, features, report, train_char_rnn, train_infersent
+from benchbox.commands import compare, core, data, features, report, study, train_char_rnn, train_infersent
 from benchbox.console import err
 from benchbox.errors import BenchboxError
 
@@ -28,6 +28,7 @@ compare.register(app)
 report.register(app)
 data.register(app)
 features.register(app)
+study.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)
 
