@@ -50,11 +50,15 @@ def _common_scale(kind: str, value: float) -> float:
     return value / 100.0 if value > 1.0 else value
 
 
-def _models(sources: list[Source]) -> dict[str, list[str]]:
-    """Model name → labels of its runs (seed groups first, then every other source on its own)."""
+def _models(sources: list[Source], declared: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Model name → labels of its runs (declared seed groups, then recognised ones, then every other source on
+    its own)."""
     from benchbox.compare import seed_groups
 
-    models = {name: [m.label for m in members] for name, members in seed_groups(sources).items()}
+    models = dict(declared)
+    taken = {label for labels in declared.values() for label in labels}
+    models.update({name: [m.label for m in members] for name, members in seed_groups(sources).items()
+                   if not taken & {m.label for m in members}})
     grouped = {label for labels in models.values() for label in labels}
     models.update({s.label: [s.label] for s in sources if s.label not in grouped})
     return models
@@ -119,11 +123,12 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
 
 
 def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "holm", family: str = "all",
-           pooling: str = "dl", seed: int = 1111) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+           pooling: str = "dl", seed: int = 1111,
+           declared: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """From a comparison table (:func:`benchbox.compare.compare`): one row per claim (``CLAIM_COLUMNS``), the
     per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot) and the per-seed scores of the models
     with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``)."""
-    models = _models(sources)
+    models = _models(sources, declared or {})
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
     total_tests = int(table["p"].notna().sum())

@@ -458,12 +458,15 @@ def compare(
     baseline: str | None = None,
     allow_protocol_mismatch: bool = False,
     pooling: str = "dl",
+    seeds: dict[str, list[str]] | None = None,
 ) -> Comparison:
     """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
     groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
     ``correction``: ``holm`` or ``bh`` for the verdicts, over ``family`` ``"all"`` rows of the comparison or
     each ``"pair"``; ``baseline``: compare every other model with it only; ``pooling``: τ² of the claims'
-    random-effects pooling, ``"dl"`` or ``"pm"`` (:mod:`benchbox.claims`)."""
+    random-effects pooling, ``"dl"`` or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources
+    (as given in ``sources``) that are seeds of it, for runs whose recorded configurations cannot tell (e.g.
+    trained models, whose eval runs record the training folder, not the training seed)."""
     if test not in CORRELATION_TESTS:
         raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
     if correction not in ("holm", "bh"):
@@ -500,7 +503,13 @@ def compare(
     table["verdict"] = _verdicts(table, correction)
     from benchbox.claims import claims
 
+    declared = {}
+    for model, specs in (seeds or {}).items():
+        unknown = [spec for spec in specs if spec not in sources]
+        if unknown:
+            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
+        declared[model] = [resolved[sources.index(spec)].label for spec in specs]
     claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
-                                                  pooling=pooling, seed=seed)
+                                                  pooling=pooling, seed=seed, declared=declared)
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
                       mismatches, claim_rows, claim_seeds)

@@ -61,6 +61,8 @@ class Cell:
     train: dict[str, Any] = field(default_factory=dict)
     options: dict[str, str] = field(default_factory=dict)
     run: str | None = None
+    #: the model this cell is a seed of, when its [[encoder]] has several seeds
+    group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,12 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None) ->
         seeds = entry.get("seeds", [None] if not train else [0])
         if not isinstance(seeds, list) or not seeds:
             raise _fail(path, f"encoder {i}: seeds must be a list of integers")
+        group = f"{name} ({len(seeds)} seeds)" if len(seeds) > 1 else None
+        if group and any(c.group == group for c in cells):
+            group = f"{group} #{i}"
         for seed in seeds:
             label = f"{i:02d}-{name}" + (f"-seed{seed}" if seed is not None else "")
-            cells.append(Cell(label, name, seed, dict(train), options))
+            cells.append(Cell(label, name, seed, dict(train), options, group=group))
     if len(cells) < 2:
         raise _fail(path, "declare at least two encoders ([[encoder]] tables) to compare")
     jobs = int(head.get("jobs", os.cpu_count() or 1))
@@ -220,7 +225,12 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     matches = [run for cell, run in zip(cells, runs) if cell.encoder == baseline and not cell.options]
     if len(matches) == 1:  # one cell of that name: name its run (other entries may share the encoder name)
         baseline = matches[0]
-    comparison = compare(runs, study.tasks, baseline=baseline, log=log)
+    groups: dict[str, list[str]] = {}
+    for cell, run in zip(cells, runs):
+        if cell.group:
+            groups.setdefault(cell.group, []).append(run)
+    comparison = compare(runs, study.tasks, baseline=baseline, log=log,
+                         seeds={g: members for g, members in groups.items() if len(members) > 1})
     comparison.to_json(study.out / "comparison.json")
     comparison.to_csv(study.out / "comparison.csv")
     report = write_report(runs, study.out / "report.md", compare=True, log=log)

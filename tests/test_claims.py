@@ -131,3 +131,16 @@ def test_report_has_claims_with_forest_plot_and_seed_distribution(tmp_path):
     forest = (tmp_path / "r_figures" / "forest-char-gru-3-seeds-glove-bow-correlation.svg").read_text()
     assert "sts12 MSRpar" in forest and "sts12 MSRvid" in forest and "pooled (DL)" in forest
     assert (tmp_path / "r_figures" / "seeds-char-gru-3-seeds-glove-bow-correlation.svg").is_file()
+
+
+def test_declared_seeds_group_runs_whose_configurations_differ(tmp_path):
+    """Trained models' eval runs record their training folder: declared with ``seeds`` they make one model."""
+    runs = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"source": f"train-{s}"}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
+    specs = list(map(str, runs))
+    undeclared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    assert len(undeclared.claims) == 3 and set(undeclared.claims["seeds_a"]) == {1}
+    declared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow", seeds={"char-gru": specs})
+    assert list(declared.claims["model_a"]) == ["char-gru"] and declared.claims["seeds_a"].iloc[0] == 3
+    with pytest.raises(BenchboxError, match="not among the compared models"):
+        compare([*specs[:2], str(glove)], ["sts12"], n_boot=50, seeds={"char-gru": specs})

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchbox.console import log, out, set_quiet
+from benchbox.errors import BenchboxError
 from benchbox.task import TaskOptions
 
 if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
@@ -68,6 +69,17 @@ def seed_table(comparison: Comparison) -> Table:
     return table
 
 
+def _seed_groups(values: list[str]) -> dict[str, list[str]]:
+    groups = {}
+    for value in values:
+        name, _, runs = value.partition("=")
+        members = [r for r in runs.split(",") if r]
+        if not name or len(members) < 2:
+            raise BenchboxError(f"--seeds {value!r}: write NAME=RUN,RUN[,...] with at least two runs")
+        groups[name] = members
+    return groups
+
+
 def compare_command(
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group; repeatable (default: all shared tasks).")] = None,
@@ -81,6 +93,7 @@ def compare_command(
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv).")] = None,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write claims, table, summary and seed variance as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
@@ -94,7 +107,7 @@ def compare_command(
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         pooling=pooling)
+                         pooling=pooling, seeds=_seed_groups(seeds or []))
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color)
     for line in comparison.headlines():
