@@ -202,7 +202,7 @@ class _Pair:
 
     def add(self, task: str, subset: str, metric: str, test: str, statistic: float, p: float,
             diff_ci: tuple[float, float], *, unit: bool, approximate: bool = False,
-            effect: tuple[float, float] = (math.nan, math.nan), kind: str = "correlation") -> None:
+            effect: tuple[float, float] | None = None, kind: str = "correlation") -> None:
         ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
         self.rows.append({
             "task": task, "subset": subset, "metric": metric, "model_a": self.a.label, "model_b": self.b.label,
@@ -210,7 +210,8 @@ class _Pair:
             "value_b": float(rb["value"]), "ci_low_b": float(rb["ci_low"]), "ci_high_b": float(rb["ci_high"]),
             "diff": float(ra["value"]) - float(rb["value"]), "diff_ci_low": float(diff_ci[0]),
             "diff_ci_high": float(diff_ci[1]), "test": test, "statistic": float(statistic), "p": float(p),
-            "approximate": approximate, "unit": unit, "effect": float(effect[0]), "effect_var": float(effect[1]),
+            "approximate": approximate, "unit": unit, "effect": float(effect[0]) if effect else math.nan,
+            "effect_var": float(effect[1]) if effect else math.nan,
             "cluster": meta.row_cluster(task, subset, kind),
         })
 
@@ -236,7 +237,7 @@ class _Pair:
                 statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
                 effect = stats.fisher_z_difference(r_ga, r_gb, r_ab, len(g)) if metric == "pearson" else None
                 self.add(task, subset, metric, self.test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)),
-                         unit=metric == "pearson", **({"effect": effect} if effect else {}))
+                         unit=metric == "pearson", effect=effect)
             elif subset == "all" and metric.count("_") == 1 and metric.split("_")[1] in stats.AGGREGATES:
                 method, aggregate = metric.split("_")
                 result = self.bootstrap(merged["gold_a"], merged["score_a"], merged["score_b"],
@@ -261,7 +262,7 @@ class _Pair:
                                         statistic=stats.weighted_mean)
                 effect = stats.paired_proportion_difference(ra <= k, rb <= k) if metric == "r10" else None
                 self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=metric == "r10", kind="ranks",
-                         **({"effect": effect} if effect else {}))
+                         effect=effect)
             elif metric in ("medr", "meanr"):
                 statistic, p = stats.wilcoxon_test(ra, rb)
                 kind = stats.weighted_median if metric == "medr" else stats.weighted_mean
