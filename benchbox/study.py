@@ -23,7 +23,9 @@ Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then
 and is never redone; a cell without it is wiped and restarted from the beginning. A failed cell is reported
 with the tail of its log and does not stop the others; the comparison and the report use the cells that
 finished, and the study exits non-zero if any failed. Cells run on a local pool of ``jobs`` worker threads,
-each driving one subprocess. The outputs: ``<out>/comparison.json``, ``comparison.csv`` (+ ``.claims.csv``) and
+each driving one subprocess, or, with ``ray_address`` (``benchbox study --ray ADDRESS``; the optional extra
+``benchbox[ray]``), as Ray tasks (one CPU each) on an existing Ray cluster, whose nodes must see the study
+folder at the same path (a shared file system) and have benchbox installed; the study file is the same. The outputs: ``<out>/comparison.json``, ``comparison.csv`` (+ ``.claims.csv``) and
 ``report.md``.
 """
 
@@ -35,7 +37,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,7 +184,34 @@ def _log_tail(cell: Cell, study: Study, lines: int = 15) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.is_file() else "(no log)"
 
 
-def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+def _local_pool(cells: list[Cell], study: Study) -> Iterator[tuple[Cell, Callable[[], dict[str, Any]], int]]:
+    """(cell, its result getter, cells still running) as cells finish on a pool of ``study.jobs`` threads."""
+    with ThreadPoolExecutor(max_workers=study.jobs) as pool:
+        futures = {pool.submit(run_cell, cell, study): cell for cell in cells}
+        for future in as_completed(futures):
+            yield futures[future], future.result, sum(not f.done() for f in futures)
+
+
+def _ray_tasks(cells: list[Cell], study: Study, address: str) -> Iterator[tuple[Cell, Callable[[], dict[str, Any]], int]]:
+    """The same on a Ray cluster at ``address``: one task (one CPU) per cell."""
+    try:
+        import ray
+    except ImportError:
+        raise BenchboxError("--ray needs Ray: pip install 'benchbox[ray]'") from None
+    try:
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise BenchboxError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_cell)
+    refs = {remote.remote(cell, study): cell for cell in cells}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        yield refs[done[0]], lambda ref=done[0]: ray.get(ref), len(pending)
+
+
+def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None,
+              ray_address: str | None = None) -> dict[str, Any]:
     """Run the missing cells on the local pool, then compare and report. Returns a summary with the
     finished runs, the failed cells (with their log tails), the cells skipped as already done and the paths
     written."""
@@ -198,17 +227,15 @@ def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None
         else:
             todo.append(cell)
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
-    with ThreadPoolExecutor(max_workers=study.jobs) as pool:
-        futures = {pool.submit(run_cell, cell, study): cell for cell in todo}
-        for future in as_completed(futures):
-            cell = futures[future]
-            try:
-                finished[cell.name] = future.result()["run"]
-            except Exception as exc:  # a failed cell is reported and does not stop the others
-                failed[cell.name] = f"{exc}\n{_log_tail(cell, study)}"
-                log(f"cell {cell.name} failed ({exc}); its log: {study.out / 'cells' / cell.name / LOG}")
-            running = sum(not f.done() for f in futures)
-            log(f"cells: {len(finished)} done, {running} running, {len(failed)} failed")
+    executor = _ray_tasks(todo, study, ray_address) if ray_address else _local_pool(todo, study)
+    for cell, result, running in executor:
+        try:
+            finished[cell.name] = result()["run"]
+        except Exception as exc:  # a failed cell is reported and does not stop the others
+            reason = getattr(exc, "cause", None) or exc  # Ray wraps the cell's exception
+            failed[cell.name] = f"{reason}\n{_log_tail(cell, study)}"
+            log(f"cell {cell.name} failed ({reason}); its log: {study.out / 'cells' / cell.name / LOG}")
+        log(f"cells: {len(finished)} done, {running} running, {len(failed)} failed")
     cells = [c for c in study.cells if c.name in finished]
     runs = [finished[c.name] for c in cells]
     outputs: dict[str, str] = {}

@@ -103,3 +103,21 @@ def test_bad_study_files(tmp_path):
     bad.write_text('[study]\ntasks = ["sts"]\n[[encoder]]\nname = "glove-bow"\n')
     with pytest.raises(BenchboxError, match="at least two encoders"):
         load_study(bad)
+
+
+def test_study_on_a_local_ray_instance_gives_the_local_pool_numbers(tmp_path):
+    """A Ray cluster started here (2 CPUs), the study sent to it with --ray ADDRESS from another process."""
+    ray = pytest.importorskip("ray")
+    local = _study(tmp_path, "local")
+    assert _run(local).wait(timeout=300) == 0
+    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        path = _study(tmp_path, "onray")
+        result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(path), "--ray",
+                                 context.address_info["address"]], capture_output=True, text=True, timeout=400)
+    finally:
+        ray.shutdown()
+    assert result.returncode == 0, result.stdout + result.stderr
+    one, two = (json.loads((tmp_path / n / "comparison.json").read_text()) for n in ("local", "onray"))
+    assert one["comparisons"] == two["comparisons"] and one["claims"] == two["claims"]
+    assert {p.name for p in (tmp_path / "onray" / "cells").iterdir()} == {"01-glove-bow", "02-glove-bow"}
