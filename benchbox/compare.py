@@ -504,12 +504,16 @@ def compare(
     table["verdict"] = _verdicts(table, correction)
     from benchbox.claims import claims
 
+    def same(spec: str) -> str:  # a run folder however it is written, else the name
+        return str(Path(spec).resolve()) if Path(spec).exists() else spec
+
+    given = [same(spec) for spec in sources]
     declared = {}
     for model, specs in (seeds or {}).items():
-        unknown = [spec for spec in specs if spec not in sources]
+        unknown = [spec for spec in specs if same(spec) not in given]
         if unknown:
             raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
-        declared[model] = [resolved[sources.index(spec)].label for spec in specs]
+        declared[model] = [resolved[given.index(same(spec))].label for spec in specs]
     claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
                                                   pooling=pooling, seed=seed, declared=declared)
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,

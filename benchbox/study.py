@@ -256,10 +256,10 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     for cell, run in zip(cells, runs):
         if cell.group:
             groups.setdefault(cell.group, []).append(run)
-    comparison = compare(runs, study.tasks, baseline=baseline, log=log,
-                         seeds={g: members for g, members in groups.items() if len(members) > 1})
+    seeds = {g: members for g, members in groups.items() if len(members) > 1}
+    comparison = compare(runs, study.tasks, baseline=baseline, log=log, seeds=seeds)
     comparison.to_json(study.out / "comparison.json")
     comparison.to_csv(study.out / "comparison.csv")
-    report = write_report(runs, study.out / "report.md", compare=True, log=log)
+    report = write_report(runs, study.out / "report.md", compare=True, log=log, seeds=seeds)
     return {"comparison": str(study.out / "comparison.json"), "csv": str(study.out / "comparison.csv"),
             "report": str(report), "headlines": "\n".join(comparison.headlines())}

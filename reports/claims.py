@@ -76,7 +76,8 @@ def seed_figure(claim: pd.Series, scores: pd.DataFrame) -> Figure:
     return Figure(slug=slug, title=title, alt=alt, svg=svg, caption="One dot per run; bar: the mean over seeds.")
 
 
-def claims_blocks(claims: pd.DataFrame, rows: pd.DataFrame, scores: pd.DataFrame, headlines: list[str]) -> list[Block]:
+def claims_blocks(claims: pd.DataFrame, rows: pd.DataFrame, scores: pd.DataFrame | None,
+                  headlines: list[str]) -> list[Block]:
     """Headline, forest plot and (with seeds) seed distributions of every claim."""
     blocks: list[Block] = [Paragraph(
         "One claim per pair of models and kind of row: the per-row differences pooled by a random-effects "
@@ -88,7 +89,7 @@ def claims_blocks(claims: pd.DataFrame, rows: pd.DataFrame, scores: pd.DataFrame
         blocks.append(Paragraph(line))
         mine = (rows[keys] == claim[keys].to_numpy()).all(axis=1)
         blocks.append(forest_figure(claim, rows[mine]))
-        seeds = scores[(scores[keys] == claim[keys].to_numpy()).all(axis=1)]
-        if not seeds.empty:
+        seeds = None if scores is None else scores[(scores[keys] == claim[keys].to_numpy()).all(axis=1)]
+        if seeds is not None and not seeds.empty:
             blocks.append(seed_figure(claim, seeds))
     return blocks

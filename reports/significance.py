@@ -47,12 +47,14 @@ class Pairwise:
         return self.lines
 
 
-def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None) -> Pairwise:
+def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None,
+                  seeds: dict[str, list[str]] | None = None) -> Pairwise:
     """Compare every pair of ``(source, report label, its tasks)`` that shares a task with
     :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names; p-values adjusted within each
     pair), naming the models by their report labels. When every pair shares a task, one comparison of all
     sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
-    skipping pairs without a common task rather than failing."""
+    skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
+    sources), passed to compare when all sources are compared at once."""
     from benchbox.compare import compare
 
     pairs = list(itertools.combinations(specs, 2))
@@ -61,7 +63,8 @@ def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], N
     tables, lines, claims, claim_rows, claim_seeds = [], [], [], [], []
     for group in groups:
         log("comparing " + ", ".join(label for _, label, _ in group))
-        result = compare([source for source, _, _ in group], family="pair", log=log)
+        result = compare([source for source, _, _ in group], family="pair", log=log,
+                         seeds=seeds if together else None)
         names = dict(zip(result.models, (label for _, label, _ in group)))
         tables.append(result.table.assign(model_a=result.table["model_a"].map(names),
                                           model_b=result.table["model_b"].map(names)))
