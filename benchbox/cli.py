@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from benchbox.commands import cache, compare, core, data, features, neighbours, report, train_char_rnn, train_infersent
+from benchbox.commands import cache, compare, core, data, features, neighbours, report, study, train_char_rnn, train_infersent
 from benchbox.console import error
 from benchbox.errors import BenchboxError
 
@@ -30,6 +30,7 @@ data.register(app)
 features.register(app)
 cache.register(app)
 neighbours.register(app)
+study.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)
 

@@ -22,7 +22,16 @@ The test follows the per-item columns, not the task name:
 The ``test`` column names the test: ``williams``, ``steiger``, ``bootstrap``, ``bootstrap (strata)``
 (``statistic`` = difference / bootstrap SE), ``mcnemar`` (statistic = the smaller discordant count),
 ``wilcoxon``, ``steiger-worst-case``. Rows without a paired test (e.g. ``rsum``, dev scores, F1) are left out. p-values are adjusted over all rows
-of a pair (Holm 1979; Benjamini & Hochberg 1995); the verdict uses the chosen correction at 5%.
+of all pairs (``family="all"``, the default: the family-wise error of the whole comparison) or of each pair
+(``family="pair"``) (Holm 1979; Benjamini & Hochberg 1995); the verdict uses the chosen correction at 5%.
+With ``baseline``, every other model is compared with the baseline only (A = the model, B = the baseline).
+
+Summary rows also carry their difference on a common scale (``effect``, ``effect_var``: Fisher-z difference
+for Pearson rows, difference of paired proportions for accuracy and R@10) and the item set they share
+(``cluster``, :func:`benchbox.meta.row_cluster`): the inputs of the claim-level statistics
+(:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (``PROTOCOL_SWITCHES``:
+e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
+``allow_protocol_mismatch`` compared and the mismatch recorded.
 
 Summary units ("tasks", as Merkx & Frank 2019 count their 26): one per subset of a correlation task with its
 Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
@@ -48,7 +57,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from benchbox import published, stats
+from benchbox import meta, published, stats
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.outdir import check_writable
@@ -57,13 +66,16 @@ from benchbox.task import TaskOptions, resolve_tasks
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
-           "p_bh", "verdict", "approximate", "unit"]
+           "p_bh", "verdict", "approximate", "unit", "effect", "effect_var", "cluster"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
 LOWER_IS_BETTER = {"medr", "meanr", "mse", "e_inter"}  # e_inter: lower = better separated clusters
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
 UNIT_METRICS = {"correlation": "pearson", "ranks": "r10", "classification": "accuracy"}
 ALPHA = 0.05
+FAMILIES = ("all", "pair")
+#: keys of a task's recorded protocol that change its scores (the rest are outcomes or resampling details)
+PROTOCOL_SWITCHES = ("text", "labels", "split", "scheme", "medr", "ties", "features", "dataset", "folds")
 
 
 @dataclass
@@ -77,6 +89,10 @@ class Source:
     config_key: str | None = None
     fingerprint: str | None = None
     path: Path | None = None
+    #: runs only: per task, the protocol switches it recorded (``PROTOCOL_SWITCHES``)
+    protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: runs only: the encoder name (names a group of seeds)
+    name: str | None = None
 
     def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
         m = self.metrics
@@ -97,7 +113,9 @@ def run_source(run: Run) -> Source:
     key = json.dumps({"name": name, "config": _without_seeds(encoder.get("config", {})),
                       "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
     label = f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
-    return Source(label, run.metrics, run.items, key, fingerprint, run.path)
+    protocols = {task: {k: v for k, v in (info.get("protocol") or {}).items() if k in PROTOCOL_SWITCHES}
+                 for task, info in (run.manifest.get("tasks") or {}).items()}
+    return Source(label, run.metrics, run.items, key, fingerprint, run.path, protocols, name)
 
 
 def paper_source(name: str) -> Source:
@@ -189,7 +207,8 @@ class _Pair:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, task: str, subset: str, metric: str, test: str, statistic: float, p: float,
-            diff_ci: tuple[float, float], *, unit: bool, approximate: bool = False) -> None:
+            diff_ci: tuple[float, float], *, unit: bool, approximate: bool = False,
+            effect: tuple[float, float] | None = None, kind: str = "correlation") -> None:
         ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
         self.rows.append({
             "task": task, "subset": subset, "metric": metric, "model_a": self.a.label, "model_b": self.b.label,
@@ -197,7 +216,9 @@ class _Pair:
             "value_b": float(rb["value"]), "ci_low_b": float(rb["ci_low"]), "ci_high_b": float(rb["ci_high"]),
             "diff": float(ra["value"]) - float(rb["value"]), "diff_ci_low": float(diff_ci[0]),
             "diff_ci_high": float(diff_ci[1]), "test": test, "statistic": float(statistic), "p": float(p),
-            "approximate": approximate, "unit": unit,
+            "approximate": approximate, "unit": unit, "effect": float(effect[0]) if effect else math.nan,
+            "effect_var": float(effect[1]) if effect else math.nan,
+            "cluster": meta.row_cluster(task, subset, kind),
         })
 
     def bootstrap(self, gold, score_a, score_b, **kwargs: Any) -> stats.BootstrapResult:
@@ -220,8 +241,9 @@ class _Pair:
                 r_ga, r_gb, r_ab = (float(np.clip(np.nan_to_num(np.corrcoef(x, y)[0, 1]), -1, 1))
                                     for x, y in ((g, a), (g, b), (a, b)))
                 statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
+                effect = stats.fisher_z_difference(r_ga, r_gb, r_ab, len(g)) if metric == "pearson" else None
                 self.add(task, subset, metric, self.test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)),
-                         unit=metric == "pearson")
+                         unit=metric == "pearson", effect=effect)
             elif subset == "all" and metric.count("_") == 1 and metric.split("_")[1] in stats.AGGREGATES:
                 method, aggregate = metric.split("_")
                 result = self.bootstrap(merged["gold_a"], merged["score_a"], merged["score_b"],
@@ -244,12 +266,14 @@ class _Pair:
                 statistic, p = stats.mcnemar_test(ra <= k, rb <= k)
                 result = self.bootstrap(None, 100.0 * (ra <= k), 100.0 * (rb <= k), strata=folds,
                                         statistic=stats.weighted_mean)
-                self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=metric == "r10")
+                effect = stats.paired_proportion_difference(ra <= k, rb <= k) if metric == "r10" else None
+                self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=metric == "r10", kind="ranks",
+                         effect=effect)
             elif metric in ("medr", "meanr"):
                 statistic, p = stats.wilcoxon_test(ra, rb)
                 kind = stats.weighted_median if metric == "medr" else stats.weighted_mean
                 result = self.bootstrap(None, ra, rb, strata=folds, statistic=kind)
-                self.add(task, subset, metric, "wilcoxon", statistic, p, result.ci, unit=False)
+                self.add(task, subset, metric, "wilcoxon", statistic, p, result.ci, unit=False, kind="ranks")
 
     def classification(self, task: str, merged: pd.DataFrame) -> None:
         for subset, metric in self.shared_rows(task):
@@ -263,7 +287,8 @@ class _Pair:
             scale = 100.0 if value > 1.0 else 1.0
             statistic, p = stats.mcnemar_test(ca, cb)
             result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
-            self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True)
+            self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True, kind="classification",
+                     effect=stats.paired_proportion_difference(ca, cb))
 
     def means(self, task: str, merged: pd.DataFrame) -> None:
         groups = dict(tuple(merged.groupby(["subset", "metric"], sort=False)))
@@ -307,24 +332,32 @@ def _verdicts(table: pd.DataFrame, correction: str) -> pd.Series:
     return pd.Series(np.where(p < ALPHA, verdict, VERDICTS[2]), index=table.index)
 
 
-def seed_variance(sources: list[Source]) -> pd.DataFrame:
-    """Mean ± sd across the runs of each configuration that has at least two distinct fingerprints."""
+def seed_groups(sources: list[Source]) -> dict[str, list[Source]]:
+    """The runs of each configuration (same encoder, configuration and evaluation options but for seeds) that
+    has at least two distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
     groups: dict[str, list[Source]] = {}
     for s in sources:
         if s.config_key is not None:
             groups.setdefault(s.config_key, []).append(s)
+    named: dict[str, list[Source]] = {}
+    for key, members in groups.items():
+        if len({m.fingerprint for m in members}) >= 2:
+            name = f"{json.loads(key)['name']} ({len(members)} seeds)"
+            named[name if name not in named else f"{name} #{len(named) + 1}"] = members
+    return named
+
+
+def seed_variance(sources: list[Source]) -> pd.DataFrame:
+    """Mean ± sd across the runs of each configuration that has at least two distinct fingerprints."""
     frames = []
-    for members in groups.values():
-        if len({m.fingerprint for m in members}) < 2:
-            continue
+    for model, members in seed_groups(sources).items():
         both = pd.concat([m.metrics.assign(run=m.label) for m in members], ignore_index=True)
         both["subset"] = both["subset"].astype(str)
         agg = both.groupby(["task", "subset", "metric"], sort=False).agg(
             n_seeds=("value", "size"), mean=("value", "mean"), sd=("value", "std"),
             ci_low_mean=("ci_low", "mean"), ci_high_mean=("ci_high", "mean"),
             runs=("run", lambda r: ", ".join(r))).reset_index()
-        name = json.loads(members[0].config_key)["name"]
-        frames.append(agg.assign(model=f"{name} ({len(members)} seeds)"))
+        frames.append(agg.assign(model=model))
     return pd.concat(frames, ignore_index=True)[SEED_COLUMNS] if frames else pd.DataFrame(columns=SEED_COLUMNS)
 
 
@@ -337,6 +370,20 @@ class Comparison:
     models: list[str]
     correction: str = "holm"
     seeds: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SEED_COLUMNS))
+    #: one row per claim (model × model × kind of row), see :data:`benchbox.claims.CLAIM_COLUMNS`
+    claims: pd.DataFrame | None = None
+    family: str = "all"
+    #: protocol differences compared anyway (``allow_protocol_mismatch``), one line each
+    protocol_mismatches: list[str] = field(default_factory=list)
+    #: the per-row effects each claim pooled and the per-seed scores (:func:`benchbox.claims.claims`)
+    claim_rows: pd.DataFrame | None = None
+    claim_seeds: pd.DataFrame | None = None
+
+    def headlines(self) -> list[str]:
+        """One sentence per claim (:func:`benchbox.claims.headline`)."""
+        from benchbox.claims import headline
+
+        return [] if self.claims is None else [headline(row) for _, row in self.claims.iterrows()]
 
     def pairs(self) -> list[tuple[str, str]]:
         return list(dict.fromkeys(zip(self.table["model_a"], self.table["model_b"])))
@@ -357,15 +404,57 @@ class Comparison:
 
     def to_csv(self, path: str | os.PathLike) -> None:
         self.table.to_csv(path, index=False)
+        if self.claims is not None and not self.claims.empty:
+            self.claims.to_csv(claims_csv_path(path), index=False)
 
     def to_json(self, path: str | os.PathLike) -> None:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                     for row in json.loads(frame.to_json(orient="records"))]
 
-        payload = {"models": self.models, "correction": self.correction, "alpha": ALPHA,
+        payload = {"models": self.models, "correction": self.correction, "family": self.family, "alpha": ALPHA,
+                   "headlines": self.headlines(),
+                   "claims": records(self.claims) if self.claims is not None else [],
+                   "protocol_mismatches": self.protocol_mismatches,
+                   "claim_rows": records(self.claim_rows) if self.claim_rows is not None else [],
+                   "claim_seeds": records(self.claim_seeds) if self.claim_seeds is not None else [],
                    "summary": self.summary_lines(), "comparisons": records(self.table), "seeds": records(self.seeds)}
         Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def claims_csv_path(path: str | os.PathLike) -> Path:
+    """Where :meth:`Comparison.to_csv` writes the claims beside the table: ``cmp.csv`` → ``cmp.claims.csv``."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.claims{path.suffix or '.csv'}")
+
+
+def _pairs(resolved: list[Source], baseline: str | None) -> list[tuple[Source, Source]]:
+    """Every pair in order, or with ``baseline`` (a label, a run folder or an encoder name) (model, baseline)."""
+    if baseline is None:
+        return list(itertools.combinations(resolved, 2))
+    chosen = [s for s in resolved if baseline in (s.label, s.name, str(s.path) if s.path else None)
+              or (s.path is not None and Path(baseline).resolve() == s.path.resolve())]
+    if not chosen:
+        raise BenchboxError(f"--baseline {baseline!r} names none of the compared models: "
+                            f"{', '.join(s.label for s in resolved)}")
+    others = [s for s in resolved if s not in chosen]
+    if not others:
+        raise BenchboxError(f"--baseline {baseline!r} names every compared model: nothing to compare it with")
+    return [(a, b) for a in others for b in chosen]
+
+
+def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
+    """One line per task where the two runs recorded different protocol switches."""
+    lines = []
+    for task in tasks:
+        pa, pb = a.protocols.get(task), b.protocols.get(task)
+        if pa is None or pb is None:
+            continue
+        differ = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
+        if differ:
+            lines.append(f"{task}: {a.label} vs {b.label} differ in "
+                         + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in differ))
+    return lines
 
 
 def compare(
@@ -381,29 +470,66 @@ def compare(
     options: TaskOptions | None = None,
     cache: bool = True,
     log: Callable[[str], None] = lambda message: None,
+    family: str = "all",
+    baseline: str | None = None,
+    allow_protocol_mismatch: bool = False,
+    pooling: str = "dl",
+    seeds: dict[str, list[str]] | None = None,
 ) -> Comparison:
     """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
     groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
-    ``correction``: ``holm`` or ``bh`` for the verdicts."""
+    ``correction``: ``holm`` or ``bh`` for the verdicts, over ``family`` ``"all"`` rows of the comparison or
+    each ``"pair"``; ``baseline``: compare every other model with it only; ``pooling``: τ² of the claims'
+    random-effects pooling, ``"dl"`` or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources
+    (as given in ``sources``) that are seeds of it, for runs whose recorded configurations cannot tell (e.g.
+    trained models, whose eval runs record the training folder, not the training seed)."""
     if test not in CORRELATION_TESTS:
         raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
     if correction not in ("holm", "bh"):
         raise BenchboxError(f"unknown correction {correction!r}: use holm or bh")
     if len(sources) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
+    if family not in FAMILIES:
+        raise BenchboxError(f"unknown --family {family!r}: use all (every row of every pair) or pair")
+    if pooling not in meta.METHODS:
+        raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
                                cache=cache, log=log)
-    frames = []
-    for a, b in itertools.combinations(resolved, 2):
+    frames, mismatches = [], []
+    for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if names is None or t in names]
         if not chosen:
             raise BenchboxError(f"{a.label} and {b.label} share no task" + (f" among {', '.join(names)}" if names else ""))
+        differ = protocol_mismatches(a, b, chosen)
+        if differ and not allow_protocol_mismatch:
+            raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
+                                "--allow-protocol-mismatch to compare them anyway (recorded)")
+        mismatches += differ
         table = _Pair(a, b, test, n_boot, seed).compare(chosen)
-        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
-        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
-        table["verdict"] = _verdicts(table, correction)
+        if family == "pair":
+            table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
+            table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
         frames.append(table)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved))
+    if family == "all":
+        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
+        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
+    table["verdict"] = _verdicts(table, correction)
+    from benchbox.claims import claims
+
+    def same(spec: str) -> str:  # a run folder however it is written, else the name
+        return str(Path(spec).resolve()) if Path(spec).exists() else spec
+
+    given = [same(spec) for spec in sources]
+    declared = {}
+    for model, specs in (seeds or {}).items():
+        unknown = [spec for spec in specs if same(spec) not in given]
+        if unknown:
+            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
+        declared[model] = [resolved[given.index(same(spec))].label for spec in specs]
+    claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
+                                                  pooling=pooling, seed=seed, declared=declared)
+    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
+                      mismatches, claim_rows, claim_seeds)

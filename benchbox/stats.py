@@ -179,6 +179,32 @@ def zou_ci(r_ga, r_gb, r_ab, n, level: float = 0.95):
     return _out(*_zou_interval(r_ga, r_gb, _zou_corr(r_ga, r_gb, r_ab), n, level))
 
 
+def fisher_z_difference(r_ga, r_gb, r_ab, n):
+    """atanh r(g, a) − atanh r(g, b) and its sampling variance (2 − 2·c)/(n − 3), with c the covariance of
+    the two Fisher z's of Steiger (1980, eq. 11 with eq. 14) at the pooled r̄ — the variance behind
+    :func:`steiger_test`, so z = diff / √var is Steiger's Z. The common scale on which
+    :mod:`benchbox.meta` pools correlation rows. Vectorised; returns ``(diff, var)``."""
+    r_ga, r_gb, r_ab, n = _dependent_args(r_ga, r_gb, r_ab, n)
+    cov = _steiger_cov((r_ga + r_gb) / 2, r_ab)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.arctanh(np.clip(r_ga, -1 + 1e-12, 1 - 1e-12)) - np.arctanh(np.clip(r_gb, -1 + 1e-12, 1 - 1e-12))
+    return _out(diff, (2 - 2 * cov) / (n - 3))
+
+
+def paired_proportion_difference(hits_a, hits_b) -> tuple[float, float]:
+    """Difference of two paired proportions (accuracy, R@K) p_a − p_b = (b − c)/n and its variance
+    ((b + c)/n − ((b − c)/n)²)/n, with b, c the discordant counts (Agresti 2002, §10.1.1). The common scale on
+    which :mod:`benchbox.meta` pools accuracy and recall rows. Returns ``(diff, var)``."""
+    a, b = _paired_flags(hits_a, hits_b, "hits")
+    a, b = a.astype(bool), b.astype(bool)
+    n = len(a)
+    if n == 0:
+        raise BenchboxError("paired_proportion_difference needs at least one item")
+    only_a, only_b = np.count_nonzero(a & ~b) / n, np.count_nonzero(~a & b) / n
+    diff = only_a - only_b
+    return float(diff), float((only_a + only_b - diff**2) / n)
+
+
 def feasible_r_ab(r_ga, r_gb) -> tuple[np.ndarray, np.ndarray]:
     """The range of r(a, b) for which the correlation matrix of (g, a, b) is positive semi-definite:
     r_ga r_gb ± √((1 − r_ga²)(1 − r_gb²))."""

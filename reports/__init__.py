@@ -40,11 +40,13 @@ def write_report(
     references: list[str] | None = None,
     neighbours: list[str | os.PathLike] | None = None,
     log: Callable[[str], None] = lambda message: None,
+    seeds: dict[str, list[str]] | None = None,
 ) -> Path:
     """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
     runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``neighbours``:
-    ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages."""
+    ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
+    groups for the claims (:func:`benchbox.compare.compare`)."""
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
@@ -60,7 +62,7 @@ def write_report(
         comparison = None
         if compare:
             comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
-                                        for s in sources if s.run is None or s.run.kind == "eval"], log)
+                                        for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
         report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":
             out_path.write_text(html.render(report), encoding="utf-8")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from benchbox.claims import headline
 from benchbox.reports import provenance, results, training
+from benchbox.reports.claims import claims_blocks
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
 from benchbox.reports.figures import curves_figure, selection_figure, semantic_figure
 from benchbox.reports.significance import ComparisonLike, significance_blocks
@@ -26,6 +28,10 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
             sections.append(section)
     if comparison is not None:
         sections.append(Section("significance", "Pairwise significance", significance_blocks(comparison)))
+        claims = getattr(comparison, "claims", None)
+        if claims is not None and not claims.empty:
+            sections.append(Section("claims", "Claims", claims_blocks(
+                claims, comparison.claim_rows, comparison.claim_seeds, [headline(c) for _, c in claims.iterrows()])))
     sections.extend(_training_sections(runs))
     other = results.other_table(data)
     if other:

@@ -38,30 +38,46 @@ class Pairwise:
 
     table: pd.DataFrame
     lines: list[str]
+    #: the claims of every pair and their per-row effects and per-seed scores (:func:`benchbox.claims.claims`)
+    claims: pd.DataFrame | None = None
+    claim_rows: pd.DataFrame | None = None
+    claim_seeds: pd.DataFrame | None = None
 
     def summary_lines(self) -> list[str]:
         return self.lines
 
 
-def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None) -> Pairwise:
+def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None,
+                  seeds: dict[str, list[str]] | None = None) -> Pairwise:
     """Compare every pair of ``(source, report label, its tasks)`` that shares a task with
-    :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names), naming the models by their
-    report labels; pairs without a common task are skipped rather than failing."""
+    :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names; p-values adjusted within each
+    pair), naming the models by their report labels. When every pair shares a task, one comparison of all
+    sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
+    skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
+    sources), passed to compare when all sources are compared at once."""
     from benchbox.compare import compare
 
-    tables, lines = [], []
-    for (a, label_a, tasks_a), (b, label_b, tasks_b) in itertools.combinations(specs, 2):
-        if not tasks_a & tasks_b:
-            continue
-        log(f"comparing {label_a} with {label_b}")
-        result = compare([a, b], log=log)
-        names = dict(zip(result.models, (label_a, label_b)))
+    pairs = list(itertools.combinations(specs, 2))
+    together = bool(pairs) and all(x[2] & y[2] for x, y in pairs)
+    groups = [specs] if together else [[x, y] for x, y in pairs if x[2] & y[2]]
+    tables, lines, claims, claim_rows, claim_seeds = [], [], [], [], []
+    for group in groups:
+        log("comparing " + ", ".join(label for _, label, _ in group))
+        result = compare([source for source, _, _ in group], family="pair", log=log,
+                         seeds=seeds if together else None)
+        names = dict(zip(result.models, (label for _, label, _ in group)))
         tables.append(result.table.assign(model_a=result.table["model_a"].map(names),
                                           model_b=result.table["model_b"].map(names)))
         lines.extend(_relabel(line, names) for line in result.summary_lines())
+        for frame, found, columns in ((result.claims, claims, ("model_a", "model_b")),
+                                      (result.claim_rows, claim_rows, ("model_a", "model_b")),
+                                      (result.claim_seeds, claim_seeds, ("model_a", "model_b", "model"))):
+            if frame is not None and not frame.empty:
+                found.append(frame.assign(**{c: frame[c].map(lambda x: names.get(x, x)) for c in columns}))
     if not tables:
         raise BenchboxError("--compare needs two evaluation runs or references with a task in common")
-    return Pairwise(pd.concat(tables, ignore_index=True), lines)
+    joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
+    return Pairwise(pd.concat(tables, ignore_index=True), lines, *joined)
 
 
 def _relabel(line: str, names: dict[str, str]) -> str:

@@ -34,7 +34,8 @@ def _metric(task, subset, metric, value, low=np.nan, high=np.nan, n=0):
 
 
 def make_run(tmp_path, name: str, noise_scale: float, rank_shift: int, accuracy: float, *, seed: int = 0,
-             fingerprint: str | None = None, config: dict | None = None, data_seed: int = 0):
+             fingerprint: str | None = None, config: dict | None = None, data_seed: int = 0,
+             tasks: dict | None = None):
     """A run with a correlation task (two subsets + year aggregates), a retrieval task and a classification
     task; ``noise_scale`` degrades the pair scores, ``rank_shift`` the ranks, ``accuracy`` the classifier."""
     gold, noise, difficulty, base = _data(data_seed)
@@ -78,7 +79,7 @@ def make_run(tmp_path, name: str, noise_scale: float, rank_shift: int, accuracy:
     }
     manifest = {"kind": "eval", "encoder": {"name": name, "fingerprint": fingerprint or f"{name}-{seed}-fp",
                                             "config": config or {}, "dim": 4},
-                "options": {"seed": 1111}, "tasks": {}}
+                "options": {"seed": 1111}, "tasks": tasks or {}}
     return write_run(tmp_path / "runs", name, manifest, pd.DataFrame(metrics), items)
 
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.console import log, out, set_quiet
+from benchbox.errors import BenchboxError
 from benchbox.outdir import check_writable
 from benchbox.options import AT_LEAST_0, in_range
 from benchbox.task import TaskOptions
@@ -71,6 +72,17 @@ def seed_table(comparison: Comparison) -> Table:
     return table
 
 
+def _seed_groups(values: list[str]) -> dict[str, list[str]]:
+    groups = {}
+    for value in values:
+        name, _, runs = value.partition("=")
+        members = [r for r in runs.split(",") if r]
+        if not name or len(members) < 2:
+            raise BenchboxError(f"--seeds {value!r}: write NAME=RUN,RUN[,...] with at least two runs")
+        groups[name] = members
+    return groups
+
+
 def compare_command(
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group; repeatable (default: all shared tasks).")] = None,
@@ -80,12 +92,18 @@ def compare_command(
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
     bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (at least 2).", callback=in_range(2))] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).", callback=AT_LEAST_0)] = 1111,
-    csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write table, summary and seed variance as JSON.")] = None,
+    family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
+    baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
+    allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options anyway (recorded in the output).")] = False,
+    pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
+    csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv).")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write claims, table, summary and seed variance as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
-    """Compare encoders: per task, subset and metric both scores with CIs, the difference with its CI, a paired
-    test, Holm/BH-corrected p and a verdict; then one summary line per pair."""
+    """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
+    subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
+    a verdict; then one summary line per pair."""
     from benchbox.compare import compare
 
     set_quiet(quiet)
@@ -93,10 +111,16 @@ def compare_command(
         if path:  # a read-only destination fails now, not after the tests
             check_writable(path.parent, option)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
-                         n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log)
+                         n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
+                         family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
+                         pooling=pooling, seeds=_seed_groups(seeds or []))
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
                                                  markup=False)
+    for line in comparison.headlines():
+        out.print(line, highlight=False, soft_wrap=True)
+    for line in comparison.protocol_mismatches:
+        out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
         console.print(pair_table(rows, comparison.correction))
     if not comparison.seeds.empty:

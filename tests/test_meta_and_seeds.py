@@ -1,0 +1,182 @@
+"""benchbox.meta (random-effects pooling) and benchbox.seeds (seed-aware tests), with a calibration and power
+simulation of the claim-level tests against the per-row vote count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+from statsmodels.stats.meta_analysis import combine_effects
+
+from benchbox.errors import BenchboxError
+from benchbox.meta import item_clusters, pool_effects, row_cluster
+from benchbox.seeds import aso, per_seed_scores, seed_test
+from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
+
+# Kacker (2004) example, R metafor rma(y, v, method = "PM" / "DL", control = list(tol = 1e-9)), as recorded in
+# statsmodels/stats/tests/results/results_meta.py (exk1_metafor, exk1_dl)
+KACKER_Y = [61.0, 61.4, 62.21, 62.3, 62.34, 62.6, 62.7, 62.84, 65.9]
+KACKER_V = [0.2025, 1.21, 0.09, 0.2025, 0.3844, 0.5625, 0.0676, 0.0225, 1.8225]
+METAFOR = {
+    "pm": {"estimate": 62.4076199113286, "se": 0.338030602684471, "ci_low": 61.7450921043947,
+           "ci_high": 63.0701477182625, "tau2": 0.705395309224248, "i2": 83.7218626490482, "q": 24.801897741835},
+    "dl": {"estimate": 62.3901386044504, "se": 0.245749668040304, "ci_low": 61.9084781058787,
+           "ci_high": 62.8717991030221, "tau2": 0.288049246973751, "i2": 67.744403741711, "q": 24.801897741835},
+}
+
+
+@pytest.mark.parametrize("method", ["pm", "dl"])
+def test_pooling_reproduces_metafor_on_kacker_2004(method):
+    pooled = pool_effects(KACKER_Y, KACKER_V, method=method)
+    for key, value in METAFOR[method].items():
+        assert getattr(pooled, key) == pytest.approx(value, abs=1e-6), key
+    assert not pooled.robust and pooled.k == pooled.clusters == 9
+
+
+@pytest.mark.parametrize("method", ["pm", "dl"])
+def test_pooling_equals_statsmodels(method):
+    rng = np.random.default_rng(3)
+    y, v = rng.normal(0.1, 0.05, 26), rng.uniform(0.0005, 0.004, 26)
+    pooled = pool_effects(y, v, method=method)
+    reference = combine_effects(y, v, method_re=method, atol=1e-12, maxiter=200) if method == "pm" else \
+        combine_effects(y, v, method_re=method)
+    low, high = reference.conf_int()[1]  # (fixed, random, fixed WLS, random WLS): the random-effects interval
+    assert pooled.estimate == pytest.approx(reference.mean_effect_re, abs=1e-12)
+    assert pooled.se == pytest.approx(reference.sd_eff_w_re, abs=1e-12)
+    assert (pooled.ci_low, pooled.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert pooled.tau2 == pytest.approx(reference.tau2, abs=1e-12)
+    assert pooled.p == pytest.approx(2 * st.norm.sf(abs(reference.mean_effect_re / reference.sd_eff_w_re)))
+
+
+def test_negative_dersimonian_laird_tau2_is_truncated_at_zero():
+    """Rows more alike than their variances allow (Q < df): τ² = 0 and the fixed-effect estimate, as metafor."""
+    y, v = np.array([0.100, 0.101, 0.099, 0.100]), np.array([0.01, 0.02, 0.01, 0.03])
+    reference = combine_effects(y, v, method_re="dl")
+    assert reference.tau2 < 0  # what statsmodels leaves
+    pooled = pool_effects(y, v, method="dl")
+    assert pooled.tau2 == 0 and pooled.i2 == 0
+    assert pooled.estimate == pytest.approx(reference.mean_effect_fe) and pooled.se == pytest.approx(reference.sd_eff_w_fe)
+
+
+def test_robust_variance_by_hand():
+    """Hedges, Tipton & Jackson (2010) with the RE weights: three clusters, one of them two rows."""
+    y, v, clusters = np.array([0.1, 0.3, 0.2, 0.5]), np.array([0.01, 0.02, 0.01, 0.04]), ["a", "a", "b", "c"]
+    pooled = pool_effects(y, v, method="dl", clusters=clusters)
+    w = 1 / (v + pooled.tau2)
+    mean = (w * y).sum() / w.sum()
+    e = w * (y - mean)
+    se = np.sqrt(3 / 2 * ((e[0] + e[1]) ** 2 + e[2] ** 2 + e[3] ** 2)) / w.sum()
+    assert pooled.robust and pooled.clusters == 3 and pooled.estimate == pytest.approx(mean)
+    assert pooled.se == pytest.approx(se)
+    assert pooled.ci_high - pooled.estimate == pytest.approx(st.t.ppf(0.975, 2) * se)
+    assert pooled.p == pytest.approx(2 * st.t.sf(mean / se, 2))
+
+
+def test_pooling_refuses_bad_input():
+    with pytest.raises(BenchboxError, match="dl .*pm"):
+        pool_effects([0.1, 0.2], [0.01, 0.01], method="reml")
+    with pytest.raises(BenchboxError, match="positive"):
+        pool_effects([0.1, 0.2], [0.01, 0.0])
+    with pytest.raises(BenchboxError, match="independent clusters"):
+        pool_effects([0.1, 0.2], [0.01, 0.01], clusters=["x", "x"])
+
+
+def test_rows_sharing_items_share_a_cluster():
+    assert row_cluster("retrieval", "i2t", "ranks") == row_cluster("retrieval", "t2i", "ranks")
+    rows = [("sts14", "images"), ("sts14", "deft-forum"), ("sts12", "MSRpar")]
+    base = [row_cluster(t, s, "correlation") for t, s in rows]
+    assert len(set(item_clusters(*zip(*rows), base))) == 3  # distinct subsets: no shared items
+    with_stsb = item_clusters(*zip(*rows, ("stsb", "test")), [*base, row_cluster("stsb", "test", "correlation")])
+    assert with_stsb[0] == with_stsb[2] == with_stsb[3] != with_stsb[1]  # STS-B test reuses images, MSRpar pairs
+
+
+def test_common_scale_effects():
+    diff, var = fisher_z_difference(0.6, 0.5, 0.7, 200)
+    z, _ = steiger_test(0.6, 0.5, 0.7, 200)
+    assert diff == pytest.approx(np.arctanh(0.6) - np.arctanh(0.5))
+    assert diff / np.sqrt(var) == pytest.approx(z)  # Steiger's Z is the Fisher-z difference over its SE
+    a = np.array([1, 1, 1, 0, 0, 1, 0, 1, 1, 1], bool)
+    b = np.array([1, 0, 0, 0, 1, 1, 0, 0, 1, 1], bool)  # b = 3 (A only), c = 1 (B only), n = 10
+    diff, var = paired_proportion_difference(a, b)
+    assert diff == pytest.approx(0.2) and var == pytest.approx((0.4 - 0.04) / 10)
+
+
+def test_seed_test_is_students_t():
+    a, b = [0.51, 0.55, 0.53], [0.47, 0.50, 0.46, 0.49]
+    result = seed_test(a, b)
+    reference = st.ttest_ind(a, b)
+    assert result.t == pytest.approx(reference.statistic) and result.p == pytest.approx(reference.pvalue)
+    assert result.df == 5
+    one = seed_test(a, [0.50])  # a deterministic baseline: one-sample t
+    assert one.p == pytest.approx(st.ttest_1samp(a, 0.50).pvalue) and one.df == 2
+    with pytest.raises(BenchboxError, match="two runs"):
+        seed_test([0.5], [0.4])
+
+
+def test_aso_sees_dominance():
+    rng = np.random.default_rng(0)
+    better, worse = rng.normal(0.6, 0.01, 5), rng.normal(0.5, 0.01, 5)
+    assert aso(better, worse, n_boot=200) < 0.1
+    assert aso(worse, better, n_boot=200) > 0.9
+
+
+# ---- calibration and power, row-level simulation (the claim's statistics, not the items) ----------------
+ROWS = 26
+ALPHA = 0.05
+
+
+def _simulate(reps: int, seeds: int, shift_r: float, seed_shift_sd: float, seed_row_sd: float, seed: int):
+    """Rejection rates of the pooled test (DL), the seed-aware test, the claim (both) and the vote count
+    (any row significant after Holm over the 26 rows: Holm rejects some row iff min p < α/26).
+
+    26 rows with n in [250, 1500] items and r in [.4, .8] to gold; every run (seed) of a model has Fisher-z
+    scores μ_r + shift + u_s + η_{s,r} + ε_{s,r}: u_s a seed shift common to all rows, η_{s,r} row-level seed
+    noise, ε_{s,r} the run's item-sampling error (variance v_r/2, v_r = Steiger's variance of one run-pair
+    difference at r(a, b) = .8). Both models draw from one distribution; model A adds ``shift_r`` (a Δr at
+    r = .6, turned into Δz)."""
+    rng = np.random.default_rng(seed)
+    n = rng.integers(250, 1500, ROWS)
+    mu = np.arctanh(rng.uniform(0.4, 0.8, ROWS))
+    v = 2 * (1 - 0.8) / (n - 3)
+    shift = shift_r / (1 - 0.6**2)
+
+    def runs(offset: float) -> np.ndarray:
+        return (mu + offset + rng.normal(0, seed_shift_sd, (seeds, 1)) + rng.normal(0, seed_row_sd, (seeds, ROWS))
+                + rng.normal(0, np.sqrt(v / 2), (seeds, ROWS)))
+
+    rejected = np.zeros(4)
+    for _ in range(reps):
+        a, b = runs(shift), runs(0.0)
+        pooled = pool_effects(a.mean(0) - b.mean(0), v, method="dl")
+        seed_p = np.nan
+        if seeds > 1:
+            w = 1 / (v + pooled.tau2)
+            seed_p = seed_test(per_seed_scores(a, w), per_seed_scores(b, w)).p
+        vote = np.min(2 * st.norm.sf(np.abs(a[0] - b[0]) / np.sqrt(v))) < ALPHA / ROWS
+        rejected += [pooled.p < ALPHA, seed_p < ALPHA, pooled.p < ALPHA and seed_p < ALPHA, vote]
+    return dict(zip(("pooled", "seed", "claim", "vote"), rejected / reps))
+
+
+def test_calibration_pooled_test_under_row_level_seed_noise():
+    """One run a model, row-level seed noise (sd .02 in z) on top of item sampling: the pooled test holds 5%,
+    the vote count (one row significant after Holm) rejects most of the time."""
+    rates = _simulate(2000, 1, 0.0, 0.0, 0.02, seed=1)
+    assert 0.035 <= rates["pooled"] <= 0.065, rates
+    assert rates["vote"] > 0.5, rates
+
+
+def test_calibration_seed_aware_test_under_a_common_seed_shift():
+    """Three seeds a model and a seed shift common to all rows (sd .01) that no per-row or pooled test over
+    items can tell from an effect: the seed-aware test holds 5%, the claim (pooled and seed-aware) at most 5%,
+    while the pooled test and the vote count over-reject."""
+    rates = _simulate(2000, 3, 0.0, 0.01, 0.02, seed=2)
+    assert 0.035 <= rates["seed"] <= 0.065, rates
+    assert rates["claim"] <= 0.065, rates
+    assert rates["pooled"] > 0.2 and rates["vote"] > 0.5, rates
+
+
+def test_power_for_a_pooled_delta_r_of_003():
+    single = _simulate(300, 1, 0.03, 0.0, 0.02, seed=3)
+    assert single["pooled"] >= 0.8, single
+    seeded = _simulate(300, 3, 0.03, 0.01, 0.02, seed=4)
+    assert seeded["claim"] >= 0.8, seeded
