@@ -253,3 +253,19 @@ def load_caption_dataset(
             )
         return load_karpathy_json(path, split, dataset="coco")
     raise BenchboxError(f"unknown caption dataset {dataset!r}: use one of {', '.join(DATASETS)}")
+
+
+def evaluation_split_files(dataset: str, split: str) -> tuple[str, ...]:
+    """The data-root files :func:`load_evaluation_split` reads (COCO's captions file is located when read)."""
+    if dataset == "flickr8k":
+        return FLICKR8K_TOKENS, FLICKR8K_SPLIT_LISTS[split]
+    return (COCO_ID_LISTS[split],)
+
+
+def load_evaluation_split(data: DataRoot, dataset: str, split: str) -> CaptionSplit:
+    """An evaluation split's images and captions in the order that defines queries, folds and per-image items:
+    Flickr8k's official split list; for COCO, Karpathy's image-id list (the consecutive 1k folds of VSE++)."""
+    if dataset == "flickr8k":
+        return load_flickr8k(data, split)
+    id_list = data.path(COCO_ID_LISTS[split])
+    return load_caption_dataset(data, "coco", split).reordered(read_image_list(id_list), id_list)

@@ -126,10 +126,12 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None) ->
             cells.append(Cell(label, name, seed, dict(train), options, group=group))
     if len(cells) < 2:
         raise _fail(path, "declare at least two encoders ([[encoder]] tables) to compare")
-    jobs = int(head.get("jobs", os.cpu_count() or 1))
+    jobs = head.get("jobs", os.cpu_count() or 1)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise _fail(path, f"jobs must be a whole number of at least 1, not {jobs!r}")
     out_dir = Path(out) if out else path.parent / head.get("out", path.stem)
     data_dir = head.get("data-dir")
-    return Study(path, out_dir, tasks, cells, head.get("baseline"), max(jobs, 1), data_dir)
+    return Study(path, out_dir, tasks, cells, head.get("baseline"), jobs, data_dir)
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[list[str]]:

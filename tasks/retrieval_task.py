@@ -31,16 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.captions import (
-    COCO_ID_LISTS,
-    FLICKR8K_SPLIT_LISTS,
-    FLICKR8K_TOKENS,
-    PER_IMAGE,
-    CaptionSplit,
-    load_caption_dataset,
-    load_flickr8k,
-    read_image_list,
-)
+from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, load_evaluation_split
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
@@ -121,16 +112,11 @@ class Retrieval(Task):
     reference = "VSE++ evaluation.py (Faghri et al. 2018); Karpathy & Fei-Fei (2015) splits"
 
     def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        if self.dataset == "flickr8k":
-            return FLICKR8K_TOKENS, FLICKR8K_SPLIT_LISTS[self.split]
-        return (COCO_ID_LISTS[self.split],)
+        return evaluation_split_files(self.dataset, self.split)
 
     def load_captions(self, ctx: EvalContext) -> CaptionSplit:
-        """The split's images and captions, in the order that defines queries and folds."""
-        if self.dataset == "flickr8k":
-            return load_flickr8k(ctx.data, self.split)
-        id_list = ctx.data.path(COCO_ID_LISTS[self.split])
-        return load_caption_dataset(ctx.data, "coco", self.split).reordered(read_image_list(id_list), id_list)
+        """The split's images and captions, in the order that defines queries, folds and items."""
+        return load_evaluation_split(ctx.data, self.dataset, self.split)
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         if not isinstance(encoder, ImageTextEncoder):

@@ -37,7 +37,7 @@ def neighbours_command(
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
     cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
-    batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 128,
+    batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (for `benchbox report --neighbours FILE`) instead of tables.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:

@@ -8,12 +8,13 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import log, out, set_quiet
+from benchbox.options import AT_LEAST_1
 
 
 def study_command(
     study_file: Annotated[Path, typer.Argument(help="The study file (TOML): [study] tasks, baseline; [[encoder]] name/seeds/train/options or run.")],
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Study folder (default: [study] out, else the file's name beside it).")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS (pip install 'benchbox[ray]'; the study folder must be on a shared file system).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
@@ -26,7 +27,7 @@ def study_command(
     set_quiet(quiet)
     study = load_study(study_file, out_dir)
     if jobs is not None:
-        study = replace(study, jobs=max(jobs, 1))
+        study = replace(study, jobs=jobs)
     result = run_study(study, log=log, ray_address=ray)
     if result["outputs"]:
         out.print(result["outputs"]["headlines"], highlight=False, soft_wrap=True)
