@@ -109,20 +109,20 @@ def test_nan_loss_stops_at_once_and_resume_continues_as_uninterrupted(tmp_path, 
     _needs_flickr8k()
     config = TrainConfig(**TINY)
     full = Trainer(config, tmp_path / "full").run()
-    real_loss, calls = trainer_mod.compute_loss, []
+    real_terms, calls = trainer_mod.weighted_terms, []
 
     def nan_at_step_8(*args):
         calls.append(1)
-        loss = real_loss(*args)
-        return loss * float("nan") if len(calls) == 8 else loss
+        terms = real_terms(*args)
+        return {t: v * float("nan") for t, v in terms.items()} if len(calls) == 8 else terms
 
-    monkeypatch.setattr(trainer_mod, "compute_loss", nan_at_step_8)
+    monkeypatch.setattr(trainer_mod, "weighted_terms", nan_at_step_8)
     with pytest.raises(BenchboxError, match=r"training stopped at step 8: the loss hinge-sum is nan \(last finite "
                                             r"value [0-9.]+ at step 7\); the last good checkpoint \(step 7\)"):
         Trainer(config, tmp_path / "nan").run()
     manifest = json.loads((tmp_path / "nan" / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and "step 8" in manifest["error"]
-    monkeypatch.setattr(trainer_mod, "compute_loss", real_loss)
+    monkeypatch.setattr(trainer_mod, "weighted_terms", real_terms)
     resumed = Trainer(config, tmp_path / "nan", resume=True).run()
     a, b = _final_weights(full), _final_weights(resumed)
     assert all(torch.equal(a[k], b[k]) for k in a)
