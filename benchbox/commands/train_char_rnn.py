@@ -51,6 +51,10 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         run = trainer.run()
         if trainer.dist.is_main:
             out.print(str(run))
+        if trainer.stopped_by_signal is not None:
+            from benchbox.commands.interrupted import exit_interrupted
+
+            exit_interrupted(trainer.stopped_by_signal, run)
 
     train.__doc__ = f"Train {encoder} (Merkx & Frank 2019) on image-caption pairs; prints the run folder."
     return train
