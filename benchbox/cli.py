@@ -1,12 +1,15 @@
 """The ``benchbox`` command line (typer). Each command group lives in ``benchbox/commands/``.
 
 Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: permission denied, missing,
-disk full) print one line on stderr and exit with status 2, without a traceback.
+disk full) print one line on stderr and exit with status 2, without a traceback; ``benchbox --debug ...`` or
+``BENCHBOX_DEBUG=1`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -21,6 +24,17 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+#: ``--debug`` / ``BENCHBOX_DEBUG=1``: user errors raise with their traceback instead of one line
+DEBUG = {"on": False}
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error (also BENCHBOX_DEBUG=1).")] = False,
+) -> None:
+    DEBUG["on"] = DEBUG["on"] or debug
+
+
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 core.register(app)
@@ -52,11 +66,14 @@ def os_error_message(exc: OSError) -> str:
 
 
 def main() -> None:
+    DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
     try:
         app()
     except BenchboxError as exc:
+        if DEBUG["on"]:
+            raise
         _fail(str(exc))
     except OSError as exc:  # a file that cannot be read or written, from any loader or writer
-        if exc.filename is None:
+        if exc.filename is None or DEBUG["on"]:
             raise
         _fail(os_error_message(exc))

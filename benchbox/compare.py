@@ -180,15 +180,25 @@ def item_kind(items: pd.DataFrame) -> str:
     raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
 
 
-def _pair_items(ia: pd.DataFrame, ib: pd.DataFrame, keys: list[str], task: str) -> pd.DataFrame:
-    ia = ia.assign(subset=ia["subset"].astype(str))
-    ib = ib.assign(subset=ib["subset"].astype(str))
+def _pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: list[str], task: str) -> pd.DataFrame:
+    """Per-item rows of two runs joined on their keys (never by position; :func:`item_kind` has checked the
+    key columns): a key missing from either run, a key twice in one run, or different gold scores for one key
+    is an error that names the runs."""
+    for source, items in ((a, ia), (b, ib)):
+        where = source.path or source.label
+        twice = items.duplicated(keys, keep=False)
+        if twice.any():
+            first = items.loc[twice, keys].iloc[0].tolist()
+            raise BenchboxError(f"{where}: the per-item file of {task} holds {int(twice.sum())} rows with a repeated "
+                                f"key ({', '.join(keys)} = {first}); restore the file or re-run the evaluation")
     merged = ia.merge(ib, on=keys, suffixes=("_a", "_b"), validate="one_to_one")
     if not (len(merged) == len(ia) == len(ib)):
-        raise BenchboxError(f"{task}: the two runs scored different items ({len(ia)} vs {len(ib)}, "
-                            f"{len(merged)} shared): were they evaluated on the same data and protocol?")
+        raise BenchboxError(f"{task}: {a.path or a.label} and {b.path or b.label} scored different items "
+                            f"({len(ia)} vs {len(ib)}, {len(merged)} shared): were they evaluated on the same data "
+                            "and protocol?")
     if "gold_a" in merged and not np.allclose(merged["gold_a"], merged["gold_b"]):
-        raise BenchboxError(f"{task}: the two runs have different gold scores for the same items")
+        raise BenchboxError(f"{task}: {a.path or a.label} and {b.path or b.label} have different gold scores for "
+                            "the same items")
     return merged
 
 
@@ -320,7 +330,7 @@ class _Pair:
                 raise BenchboxError(f"{task}: the two runs store different kinds of per-item scores")
             keys = {"ranks": ["subset", "direction", "query"], "means": ["subset", "metric", "item"]}.get(
                 kind, ["subset", "item"])
-            getattr(self, kind)(task, _pair_items(ia, ib, keys, task))
+            getattr(self, kind)(task, _pair_items(self.a, ia, self.b, ib, keys, task))
         return pd.DataFrame(self.rows, columns=COLUMNS)
 
 

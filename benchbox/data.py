@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -50,6 +51,15 @@ def resolve_root(data_dir: str | os.PathLike | None = None) -> Path:
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR]).expanduser()
     return default_root()
+
+
+def existing_data_dir(_ctx: Any, _param: Any, value: Path | None) -> Path | None:
+    """Typer callback of ``--data-dir`` for commands that read data: a root that is not an existing folder is
+    an error before any work starts (it was once ignored, and the embedded STS-B/SICK used silently)."""
+    if value is not None and not Path(value).expanduser().is_dir():
+        raise BenchboxError(f"--data-dir {value} is not an existing folder: give the data root (see "
+                            "`benchbox data status`), or leave the option out to use $BENCHBOX_DATA")
+    return value
 
 
 def sha256_file(path: Path) -> str:

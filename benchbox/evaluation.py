@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.cache import EmbeddingCache
-from benchbox.data import DataRoot
+from benchbox.data import EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
@@ -114,6 +114,17 @@ def make_embedder(
     return lambda sentences: cache.embed(fingerprint, sentences, encode)
 
 
+def _say_fallback(data: DataRoot, tasks: list[Task], options: TaskOptions, log: Callable[[str], None]) -> None:
+    """One log line when files missing from the data root are read from the embedded STS-B/SICK copy (the run
+    manifest records each as ``embedded:<path>`` among the task's data checksums)."""
+    fallback = sorted({p for task in tasks for p in task.required_files(options)
+                       if (found := data.locate(p)) is not None and found.is_relative_to(EMBEDDED_ROOT)})
+    if fallback:
+        folders = sorted({p.rsplit("/", 1)[0] for p in fallback})
+        log(f"{len(fallback)} data files are not under {data.root}: reading the embedded copy shipped with "
+            f"benchbox ({', '.join(folders)}); the run manifest records them as embedded:")
+
+
 def run_tasks(
     encoder: Encoder | str,
     tasks: list[str] | list[Task],
@@ -135,6 +146,7 @@ def run_tasks(
     data = DataRoot(data_dir)
     for task in task_objs:
         data.require(task.required_files(options))
+    _say_fallback(data, task_objs, options, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
     cache_obj = cache or None

@@ -107,9 +107,13 @@ class Run:
     @cached_property
     def manifest(self) -> dict[str, Any]:
         try:
-            return json.loads((self.path / MANIFEST).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            manifest = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
             raise BenchboxError(f"unreadable run manifest {self.path / MANIFEST}: {exc}") from exc
+        if not isinstance(manifest, dict):
+            raise BenchboxError(f"unreadable run manifest {self.path / MANIFEST}: not a JSON object; restore it or "
+                                "re-run the evaluation")
+        return manifest
 
     @property
     def run_id(self) -> str:

@@ -148,6 +148,7 @@ def _cli(*args, env_extra=None, code=None):
 
 def test_cli_bad_batch_size_then_good_run_gives_the_uncached_numbers(tmp_path):
     env = {"BENCHBOX_CACHE": str(tmp_path / "cache")}
+    (tmp_path / "no-root").mkdir()
     common = ["eval", "glove-bow", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "no-root"), "--no-save",
               "--json", "-q"]
     for bad in ("-5", "0"):
@@ -180,6 +181,7 @@ main()
 
 
 def test_wrong_width_plugin_exits_2_with_one_line(tmp_path):
+    (tmp_path / "no-root").mkdir()
     proc = _cli("eval", "wrong-width", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "no-root"), "-q",
                 "--runs-dir", str(tmp_path / "runs"), code=WRONG_WIDTH, env_extra={"BENCHBOX_CACHE": str(tmp_path / "c")})
     assert proc.returncode == 2, proc.stderr

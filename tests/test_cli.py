@@ -15,6 +15,7 @@ runner = CliRunner()
 
 
 def test_quick_start_job_on_embedded_data(tmp_path):
+    (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["eval", "glove-bow", "--task", "stsb-cosine", "--task", "sickr-cosine",
                                  "--data-dir", str(tmp_path / "empty"), "--runs-dir", str(tmp_path / "runs"),
                                  "--json", "--quiet"])
@@ -33,7 +34,8 @@ def test_quick_start_job_on_embedded_data(tmp_path):
     [
         (["eval", "no-such-encoder", "--task", "sts12"], "unknown encoder 'no-such-encoder'"),
         (["eval", "glove-bow", "--task", "sts99"], "unknown task 'sts99'"),
-        (["eval", "glove-bow", "--task", "sts12", "--data-dir", "/nonexistent"], "missing data under /nonexistent"),
+        (["eval", "glove-bow", "--task", "sts12", "--data-dir", "/nonexistent"], "--data-dir /nonexistent is not an existing folder"),
+        (["eval", "glove-bow", "--task", "sts12", "--data-dir", "/proc/self/fdinfo"], "missing data under /proc/self/fdinfo"),
         (["eval", "glove-bow", "--task", "sts12", "-e", "oops"], "--encoder-opt takes KEY=VALUE"),
         (["eval", "glove-bow", "--task", "stsb-cosine", "-e", "vectors=/no/file.txt"], "does not exist"),
     ],

@@ -133,6 +133,7 @@ def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
                                  "--quiet"])
     assert result.exit_code == 0, result.output
     assert result.output.strip().endswith("run")
+    (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["eval", str(tmp_path / "run"), "--task", "stsb-cosine", "--data-dir",
                                  str(tmp_path / "empty"), "--runs-dir", str(tmp_path / "runs"), "--json", "--quiet",
                                  "--bootstrap", "0"])

@@ -53,6 +53,7 @@ def test_results_are_printed_before_a_failing_save(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Evaluation, "save", full_disk)
+    (tmp_path / "none").mkdir()
     result = runner.invoke(app, ["eval", "glove-bow", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "none"),
                                  "--runs-dir", str(tmp_path / "runs"), "--json", "--quiet"])
     assert isinstance(result.exception, BenchboxError)
@@ -72,6 +73,7 @@ HOLD = textwrap.dedent("""
 
 def test_lock_refuses_a_second_writer_and_dies_with_its_holder(tmp_path):
     folder = tmp_path / "out"
+    (tmp_path / "none").mkdir()
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding"

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchbox.data import existing_data_dir
 from benchbox.console import log, out, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.outdir import check_writable
@@ -86,7 +87,7 @@ def _seed_groups(values: list[str]) -> dict[str, list[str]]:
 def compare_command(
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group; repeatable (default: all shared tasks).")] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are written.")] = Path("runs"),
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",

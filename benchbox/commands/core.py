@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.cache import EmbeddingCache
+from benchbox.data import existing_data_dir
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
@@ -63,7 +64,7 @@ def _fmt(value: float) -> str:
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where the run folder is written.")] = Path("runs"),
     save: Annotated[bool, typer.Option(help="Write the run to --runs-dir.")] = True,
     cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from benchbox.data import existing_data_dir
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.options import AT_LEAST_1
@@ -34,7 +35,7 @@ def neighbours_command(
     query: Annotated[Optional[list[str]], typer.Option("--query", help="A query sentence; repeatable.")] = None,
     query_file: Annotated[Optional[list[Path]], typer.Option(help="A file of queries, one per line; repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", help="Neighbours per query and encoder.", callback=AT_LEAST_1)] = 5,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
     cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
     cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from benchbox.data import existing_data_dir
 from benchbox.console import out, set_quiet
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE
 from benchbox.training.config import ARCHITECTURES, TrainConfig
@@ -32,7 +33,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
         out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
-        data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).")] = None,
+        data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
         checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).", callback=AT_LEAST_1)] = 200,
         threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.", callback=AT_LEAST_1)] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
@@ -51,6 +52,10 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         run = trainer.run()
         if trainer.dist.is_main:
             out.print(str(run))
+        if trainer.stopped_by_signal is not None:
+            from benchbox.commands.interrupted import exit_interrupted
+
+            exit_interrupted(trainer.stopped_by_signal, run)
 
     train.__doc__ = f"Train {encoder} (Merkx & Frank 2019) on image-caption pairs; prints the run folder."
     return train

@@ -31,6 +31,8 @@ class StopRequest:
     def __init__(self, grace: float = GRACE_SECONDS) -> None:
         self.grace = grace
         self.requested = False
+        #: the signal that asked for the stop (None: no signal); the CLI exits 128 + it after saving
+        self.signum: int | None = None
         self._seen = threading.Event()
 
     def check(self) -> bool:
@@ -70,6 +72,8 @@ class StopRequest:
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True
+        if self.signum is None:
+            self.signum = signum
 
     def _watch(self, reader: socket.socket) -> None:
         signals = 0
@@ -82,6 +86,8 @@ class StopRequest:
                     continue
                 signals += 1
                 self.requested = True
+                if self.signum is None:
+                    self.signum = signum
                 if signals == 1 and self._seen.wait(self.grace):
                     continue  # the loop reached its check: it stops cleanly, with a checkpoint
                 os.write(2, f"benchbox: signal {signum} during a training step: stopped without a new "

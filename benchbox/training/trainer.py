@@ -178,6 +178,8 @@ class Trainer:
             torch.set_num_threads(config.threads)
         self.step_hook = step_hook
         self.stop = StopRequest()
+        #: the signal (SIGINT/SIGTERM) that stopped :meth:`run` after its checkpoint; None when it did not
+        self.stopped_by_signal: int | None = None
         self.out = Path(self.dist.broadcast(str(out) if out else str(Path(runs_dir) / new_run_id(config.encoder))))
         self._output = ExitStack()  # the lock on the run folder, held until run() returns
         if self.dist.is_main:
@@ -492,6 +494,7 @@ class Trainer:
                 self._save_checkpoint()
                 self._write_history()
         if stopped:
+            self.stopped_by_signal = self.stop.signum
             self._save_checkpoint()
             self._write_history()
             if self.dist.is_main:
