@@ -30,6 +30,8 @@ import subprocess
 import sys
 import time
 
+from proc_status import status_mb  # benchmarks/proc_status.py (scripts run from this folder)
+
 N_IMAGES, DIM = 5000, 2048
 MODES = ("matmul-numpy", "matmul-torch", "ours-5k", "ours-1k")
 
@@ -45,13 +47,6 @@ def make_inputs():
     captions += np.repeat(images, 5, axis=0)
     return images, captions
 
-
-def status_mb(key: str) -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    raise KeyError(key)
 
 
 def per_query_ranks(images, captions, sample: int, folds: int):

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from proc_status import status_mb  # benchmarks/proc_status.py (scripts run from this folder)
+
 N_IMAGES, FEATURE_DIM, GEMM_ROWS = 5000, 2048, 2500
 
 
@@ -50,13 +52,6 @@ def ours(x, v) -> None:
 
     structure(x, 5, v, n_boot=1000, seed=1111)
 
-
-def status_mb(key: str) -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    raise KeyError(key)
 
 
 def child(dim: int) -> None:
