@@ -167,10 +167,12 @@ def _unknown_model(spec: str) -> BenchboxError:
     return BenchboxError(f"{spec!r} names nothing to compare")
 
 
-def _model_argument(spec: str) -> Source | _OnDemand:
-    """One model argument, opened or loaded now (``LABEL=...`` applied): a run, a published comparator, or an
-    encoder to evaluate on demand. Anything that does not resolve is an error here, before any evaluation."""
+def _model_argument(spec: str, given: str | None = None) -> Source | _OnDemand:
+    """One model argument, opened or loaded now and labelled ``given``, else as ``LABEL=...`` says: a run, a
+    published comparator, or an encoder to evaluate on demand. Anything that does not resolve is an error here,
+    before any evaluation."""
     label, target = split_label(spec)
+    label = given or label
     if published.is_paper(target):
         return paper_source(target, label)
     run = _open_eval_run(Path(target))
@@ -191,16 +193,19 @@ def resolve_sources(
     cache: bool = True,
     log: Callable[[str], None] = lambda message: None,
     rerun: bool = False,
+    labels: list[str | None] | None = None,
 ) -> list[Source]:
     """Open runs and published comparators and load encoders (``LABEL=`` prefixes applied; anything that does
     not resolve fails before any evaluation); then give each encoder name / model folder a run on ``tasks``
     (default: the tasks of the given runs and comparators): an existing run under ``runs_dir`` that holds
     exactly what the evaluation would compute (:func:`benchbox.reuse.find_reusable_run`), unless ``rerun``,
-    else a new evaluation saved under ``runs_dir``."""
+    else a new evaluation saved under ``runs_dir``. ``labels``: one per spec (None: as the spec says), for
+    callers that label sources themselves (reports)."""
     from benchbox.data import DataRoot
     from benchbox.reuse import find_reusable_run
 
-    sources = [_model_argument(spec) for spec in specs]
+    sources = [_model_argument(spec, label) for spec, label in zip(specs, labels or [None] * len(specs),
+                                                                   strict=True)]
     for s in sources:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
@@ -561,6 +566,7 @@ def compare(
     pooling: str = "dl",
     seeds: dict[str, list[str]] | None = None,
     rerun: bool = False,
+    labels: list[str | None] | None = None,
 ) -> Comparison:
     """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
     groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
@@ -570,7 +576,8 @@ def compare(
     (as given in ``sources``) that are seeds of it, for runs whose recorded configurations cannot tell (e.g.
     trained models, whose eval runs record the training folder, not the training seed). Sources may carry a
     label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Encoder names and model folders reuse a matching run under
-    ``runs_dir`` (:mod:`benchbox.reuse`) unless ``rerun``."""
+    ``runs_dir`` (:mod:`benchbox.reuse`) unless ``rerun``; ``labels`` (one per source, None: as the source says)
+    label them from the caller."""
     if test not in CORRELATION_TESTS:
         raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
     if correction not in ("holm", "bh"):
@@ -583,7 +590,7 @@ def compare(
         raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
-                               cache=cache, log=log, rerun=rerun)
+                               cache=cache, log=log, rerun=rerun, labels=labels)
     frames, mismatches = [], []
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]

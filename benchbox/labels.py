@@ -55,9 +55,10 @@ def stored_label(manifest: dict[str, Any]) -> str | None:
 
 def model_folder_label(spec: str | os.PathLike) -> str | None:
     """The label stored in a trained-model folder named by ``spec`` (its evaluation runs inherit it), if any."""
+    from benchbox.registry import ENCODERS
     from benchbox.store import MANIFEST, Run
 
     path = Path(spec)
-    if not (path / MANIFEST).is_file():
+    if os.fspath(spec) in ENCODERS or not (path / MANIFEST).is_file():  # a registered name wins, as in load_encoder
         return None
     return stored_label(Run.open(path).manifest)

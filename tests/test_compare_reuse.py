@@ -9,47 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
 from benchbox.compare import compare
-from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST
 from benchbox.task import TaskOptions
+from tests.helpers import LetterCounts
 
 STSB_TEST = "senteval/downstream/STS/STSBenchmark/sts-test.csv"
 BOOT = 50
-
-
-class LetterCounts(Encoder):
-    """Counts of the letters a-z: a deterministic encoder with no weights file."""
-
-    name = "letter-counts"
-
-    @property
-    def dim(self) -> int:
-        return 26
-
-    def config(self):
-        return {"alphabet": "a-z"}
-
-    def weights_digest(self) -> str:
-        return "none"
-
-    def _encode(self, sentences, batch_size):
-        out = np.zeros((len(sentences), 26), np.float32)
-        for i, sentence in enumerate(sentences):
-            for ch in sentence.lower():
-                if "a" <= ch <= "z":
-                    out[i, ord(ch) - 97] += 1
-        return out + 1e-3
-
-
 ENCODERS.register("letter-counts", LetterCounts)
 
 
