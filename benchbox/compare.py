@@ -1,7 +1,9 @@
 """Compare encoders with confidence intervals and significance tests (PROTOCOLS.md §6): ``benchbox compare``.
 
 Sources are run folders, encoder names or trained-model folders (evaluated on demand through the embedding
-cache and saved as runs) or published comparators (``paper:merkx2019/...``, :mod:`benchbox.published`).
+cache and saved as runs, or given a matching run already under the runs folder, :mod:`benchbox.reuse`) or
+published comparators (``paper:merkx2019/...``, :mod:`benchbox.published`), each optionally labelled
+``LABEL=SOURCE`` (:mod:`benchbox.labels`). Every source is opened or loaded before anything is evaluated.
 Every pair of sources is compared on every task × subset × metric both have, paired item by item —
 ``(subset, item)`` for pair and classification items, ``(subset, direction, query)`` for retrieval queries.
 The test follows the per-item columns, not the task name:
@@ -58,9 +60,12 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from benchbox import meta, published, stats
+from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.evaluation import run_tasks
+from benchbox.evaluation import load_encoder, run_tasks
+from benchbox.labels import model_folder_label, split_label, stored_label
 from benchbox.outdir import check_writable
+from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST, Run
 from benchbox.task import TaskOptions, resolve_tasks
 
@@ -106,25 +111,76 @@ def _without_seeds(value: Any) -> Any:
     return value
 
 
-def run_source(run: Run) -> Source:
+def default_label(run: Run) -> str:
+    """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
+    encoder = run.manifest.get("encoder") or {}
+    name, fingerprint = encoder.get("name", run.run_id), encoder.get("fingerprint")
+    return f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
+
+
+def run_source(run: Run, label: str | None = None) -> Source:
+    """A run as a source, labelled ``label``, else by the label stored in it, else :func:`default_label`."""
     encoder = run.manifest.get("encoder") or {}
     name = encoder.get("name", run.run_id)
     fingerprint = encoder.get("fingerprint")
     key = json.dumps({"name": name, "config": _without_seeds(encoder.get("config", {})),
                       "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
-    label = f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
+    label = label or stored_label(run.manifest) or default_label(run)
     protocols = {task: {k: v for k, v in (info.get("protocol") or {}).items() if k in PROTOCOL_SWITCHES}
                  for task, info in (run.manifest.get("tasks") or {}).items()}
     return Source(label, run.metrics, run.items, key, fingerprint, run.path, protocols, name)
 
 
-def paper_source(name: str) -> Source:
+def paper_source(name: str, label: str | None = None) -> Source:
     result = published.paper_result(name)
-    return Source(name, result.metrics, lambda task: None)
+    return Source(label or name, result.metrics, lambda task: None)
 
 
-def _is_eval_run(path: Path) -> bool:
-    return (path / MANIFEST).is_file() and Run.open(path).kind == "eval"
+@dataclass
+class _OnDemand:
+    """A model argument to evaluate (or find evaluated) on demand: an encoder name or a trained-model folder."""
+
+    spec: str
+    encoder: Encoder
+    label: str | None
+
+
+def _open_eval_run(path: Path) -> Run | None:
+    """The evaluation run at ``path``, its metrics read and checked now; None when ``path`` is no eval run."""
+    if not (path / MANIFEST).is_file():
+        return None
+    run = Run.open(path)
+    if run.kind != "eval":
+        return None
+    run.metrics  # noqa: B018 - a missing or altered table fails here, before anything is evaluated
+    return run
+
+
+def _unknown_model(spec: str) -> BenchboxError:
+    if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
+        return BenchboxError(f"{spec} does not exist: give a run folder, a trained-model folder, an encoder name "
+                             "(`benchbox list encoders`) or paper:merkx2019/<model>")
+    try:
+        ENCODERS.get(spec)  # raises the registry's error: the close names and the available ones
+    except BenchboxError as exc:
+        return BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.")
+    return BenchboxError(f"{spec!r} names nothing to compare")
+
+
+def _model_argument(spec: str, given: str | None = None) -> Source | _OnDemand:
+    """One model argument, opened or loaded now and labelled ``given``, else as ``LABEL=...`` says: a run, a
+    published comparator, or an encoder to evaluate on demand. Anything that does not resolve is an error here,
+    before any evaluation."""
+    label, target = split_label(spec)
+    label = given or label
+    if published.is_paper(target):
+        return paper_source(target, label)
+    run = _open_eval_run(Path(target))
+    if run is not None:
+        return run_source(run, label)
+    if not Path(target).exists() and target not in ENCODERS:
+        raise _unknown_model(target)
+    return _OnDemand(target, load_encoder(target), label or model_folder_label(target))
 
 
 def resolve_sources(
@@ -136,28 +192,52 @@ def resolve_sources(
     options: TaskOptions | None = None,
     cache: bool = True,
     log: Callable[[str], None] = lambda message: None,
+    rerun: bool = False,
+    labels: list[str | None] | None = None,
 ) -> list[Source]:
-    """Open runs and published comparators; evaluate encoder names / model folders on ``tasks`` (default:
-    the tasks of the given runs and comparators) and save those runs under ``runs_dir``."""
-    sources: list[Source | str] = []
-    for spec in specs:
-        if published.is_paper(spec):
-            sources.append(paper_source(spec))
-        elif _is_eval_run(Path(spec)):
-            sources.append(run_source(Run.open(spec)))
-        else:
-            sources.append(spec)
-    pending = [s for s in sources if isinstance(s, str)]
+    """Open runs and published comparators and load encoders (``LABEL=`` prefixes applied; anything that does
+    not resolve fails before any evaluation); then give each encoder name / model folder a run on ``tasks``
+    (default: the tasks of the given runs and comparators): an existing run under ``runs_dir`` that holds
+    exactly what the evaluation would compute (:func:`benchbox.reuse.find_reusable_run`), unless ``rerun``,
+    else a new evaluation saved under ``runs_dir``. ``labels``: one per spec (None: as the spec says), for
+    callers that label sources themselves (reports)."""
+    from benchbox.data import DataRoot
+    from benchbox.reuse import find_reusable_run
+
+    sources = [_model_argument(spec, label) for spec, label in zip(specs, labels or [None] * len(specs),
+                                                                   strict=True)]
+    for s in sources:  # a model without any of the tasks would fail every pair: say so before evaluating
+        if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
+            raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
+                                f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
+    pending = [s for s in sources if isinstance(s, _OnDemand)]
     if pending:
         names = tasks or sorted({t for s in sources if isinstance(s, Source) for t in s.metrics["task"]})
         if not names:
-            raise BenchboxError(f"name the tasks to evaluate {', '.join(pending)} on (--task)")
-        check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
-        for i, spec in enumerate(sources):
-            if isinstance(spec, str):
-                path = run_tasks(spec, names, data_dir=data_dir, options=options, cache=cache, log=log).save(runs_dir)
+            raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
+        options = options or TaskOptions()
+        data = DataRoot(data_dir)
+        for task in resolve_tasks(names):  # missing data fails before any evaluation
+            data.require(task.required_files(options))
+        found = {}
+        for i, s in enumerate(sources):
+            if isinstance(s, _OnDemand) and not rerun:
+                found[i] = find_reusable_run(runs_dir, name=s.encoder.name, fingerprint=s.encoder.fingerprint(),
+                                             tasks=names, options=options, data=data)
+        if any(found.get(i) is None for i, s in enumerate(sources) if isinstance(s, _OnDemand)):
+            check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
+        for i, s in enumerate(sources):
+            if not isinstance(s, _OnDemand):
+                continue
+            run = found.get(i)
+            if run is not None:
+                log(f"reusing run {run.path} for {s.spec}")
+            else:
+                path = run_tasks(s.encoder, names, data_dir=data_dir, options=options, cache=cache, log=log,
+                                 label=s.label).save(runs_dir)
                 log(f"run written to {path}")
-                sources[i] = run_source(Run.open(path))
+                run = Run.open(path)
+            sources[i] = run_source(run, s.label or default_label(run))
     resolved = [s for s in sources if isinstance(s, Source)]
     counts = pd.Series([s.label for s in resolved]).value_counts()
     for s in resolved:
@@ -485,6 +565,8 @@ def compare(
     allow_protocol_mismatch: bool = False,
     pooling: str = "dl",
     seeds: dict[str, list[str]] | None = None,
+    rerun: bool = False,
+    labels: list[str | None] | None = None,
 ) -> Comparison:
     """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
     groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
@@ -492,7 +574,10 @@ def compare(
     each ``"pair"``; ``baseline``: compare every other model with it only; ``pooling``: τ² of the claims'
     random-effects pooling, ``"dl"`` or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources
     (as given in ``sources``) that are seeds of it, for runs whose recorded configurations cannot tell (e.g.
-    trained models, whose eval runs record the training folder, not the training seed)."""
+    trained models, whose eval runs record the training folder, not the training seed). Sources may carry a
+    label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Encoder names and model folders reuse a matching run under
+    ``runs_dir`` (:mod:`benchbox.reuse`) unless ``rerun``; ``labels`` (one per source, None: as the source says)
+    label them from the caller."""
     if test not in CORRELATION_TESTS:
         raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
     if correction not in ("holm", "bh"):
@@ -505,7 +590,7 @@ def compare(
         raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
-                               cache=cache, log=log)
+                               cache=cache, log=log, rerun=rerun, labels=labels)
     frames, mismatches = [], []
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
@@ -529,8 +614,9 @@ def compare(
     table["verdict"] = _verdicts(table, correction)
     from benchbox.claims import claims
 
-    def same(spec: str) -> str:  # a run folder however it is written, else the name
-        return str(Path(spec).resolve()) if Path(spec).exists() else spec
+    def same(spec: str) -> str:  # a run folder however it is written (and labelled), else the name
+        target = split_label(spec)[1]
+        return str(Path(target).resolve()) if Path(target).exists() else target
 
     given = [same(spec) for spec in sources]
     declared = {}

@@ -64,6 +64,8 @@ class Evaluation:
     options: TaskOptions
     data_root: str
     cache_stats: dict[str, int] = field(default_factory=dict)
+    #: the user's name for the model (:mod:`benchbox.labels`), recorded in the manifest when given
+    label: str | None = None
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -75,6 +77,7 @@ class Evaluation:
     def save(self, runs_dir: str | os.PathLike) -> Path:
         manifest = {
             "kind": "eval",
+            **({"label": self.label} if self.label else {}),
             "encoder": self.encoder,
             "options": asdict(self.options),
             "data_root": self.data_root,
@@ -135,9 +138,11 @@ def run_tasks(
     batch_size: int = 128,
     log: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    label: str | None = None,
 ) -> Evaluation:
     """Evaluate ``encoder`` on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
-    embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`."""
+    embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`. ``label``: the model's
+    label (:mod:`benchbox.labels`), recorded in the run."""
     encoder = load_encoder(encoder)
     options = options or TaskOptions()
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
@@ -168,6 +173,7 @@ def run_tasks(
         options=options,
         data_root=str(data.root),
         cache_stats=stats,
+        label=label,
     )
 
 

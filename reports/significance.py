@@ -8,7 +8,6 @@ test, statistic, p, p_holm, p_bh, verdict, approximate``.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -51,7 +50,7 @@ def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], N
                   seeds: dict[str, list[str]] | None = None) -> Pairwise:
     """Compare every pair of ``(source, report label, its tasks)`` that shares a task with
     :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names; p-values adjusted within each
-    pair), naming the models by their report labels. When every pair shares a task, one comparison of all
+    pair), labelling the models by their report labels (compare's ``labels``). When every pair shares a task, one comparison of all
     sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
     skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
     sources), passed to compare when all sources are compared at once."""
@@ -64,27 +63,16 @@ def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], N
     for group in groups:
         log("comparing " + ", ".join(label for _, label, _ in group))
         result = compare([source for source, _, _ in group], family="pair", log=log,
-                         seeds=seeds if together else None)
-        names = dict(zip(result.models, (label for _, label, _ in group)))
-        tables.append(result.table.assign(model_a=result.table["model_a"].map(names),
-                                          model_b=result.table["model_b"].map(names)))
-        lines.extend(_relabel(line, names) for line in result.summary_lines())
-        for frame, found, columns in ((result.claims, claims, ("model_a", "model_b")),
-                                      (result.claim_rows, claim_rows, ("model_a", "model_b")),
-                                      (result.claim_seeds, claim_seeds, ("model_a", "model_b", "model"))):
+                         seeds=seeds if together else None, labels=[label for _, label, _ in group])
+        tables.append(result.table)
+        lines.extend(result.summary_lines())
+        for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
-                found.append(frame.assign(**{c: frame[c].map(lambda x: names.get(x, x)) for c in columns}))
+                found.append(frame)
     if not tables:
         raise BenchboxError("--compare needs two evaluation runs or references with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
     return Pairwise(pd.concat(tables, ignore_index=True), lines, *joined)
-
-
-def _relabel(line: str, names: dict[str, str]) -> str:
-    """Replace compare's model names in a summary line by the report's (longest first, no chained replacement)."""
-    order = sorted(names, key=len, reverse=True)
-    pattern = re.compile("|".join(re.escape(name) for name in order))
-    return pattern.sub(lambda m: names[m.group(0)], line)
 
 
 def significance_blocks(comparison: ComparisonLike) -> list[Block]:

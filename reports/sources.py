@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchbox.errors import BenchboxError
+from benchbox.labels import split_label, stored_label
 from benchbox.store import MANIFEST, METRIC_COLUMNS, Run
 
 
@@ -27,25 +28,30 @@ class Source:
         return self.run is None
 
 
-def open_runs(paths: list[str | os.PathLike]) -> list[Run]:
-    """Open run folders in the order given; a folder holding run folders (e.g. ``runs/``) stands for all of
-    them, sorted by name. Errors name the path that is not a readable run."""
+def open_runs(paths: list[str | os.PathLike]) -> list[tuple[Run, str | None]]:
+    """Open run folders in the order given, each with the label given as ``LABEL=PATH`` (None without);
+    a folder holding run folders (e.g. ``runs/``) stands for all of them, sorted by name (a label names one
+    run, not a folder of them). Errors name the path that is not a readable run."""
     if not paths:
         raise BenchboxError("no run given: pass one or more run folders (e.g. runs/<run-id>)")
-    runs: list[Run] = []
+    runs: list[tuple[Run, str | None]] = []
     for raw in paths:
-        path = Path(raw)
+        label, target = split_label(raw)
+        path = Path(target)
         if not path.exists():
             raise BenchboxError(f"{path} does not exist: pass run folders written by `benchbox eval` or `benchbox train`")
         if path.is_dir() and not (path / MANIFEST).is_file():
             children = sorted(p for p in path.iterdir() if (p / MANIFEST).is_file() and not p.name.startswith("."))
             if not children:
                 raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
-            runs.extend(_open(child) for child in children)
+            if label is not None:
+                raise BenchboxError(f"{raw}: a label names one run, and {path} is a folder of {len(children)} runs; "
+                                    "label its runs one by one (LABEL=FOLDER/RUN)")
+            runs.extend((_open(child), None) for child in children)
         else:
-            runs.append(_open(path))
-    unique = {run.path.resolve(): run for run in reversed(runs)}  # a run named twice is shown once, first place
-    return [run for run in runs if unique.get(run.path.resolve()) is run]
+            runs.append((_open(path), label))
+    unique = {run.path.resolve(): run for run, _ in reversed(runs)}  # a run named twice is shown once, first place
+    return [(run, label) for run, label in runs if unique.get(run.path.resolve()) is run]
 
 
 def _open(path: Path) -> Run:
@@ -62,13 +68,15 @@ def _open(path: Path) -> Run:
     return run
 
 
-def run_sources(runs: list[Run]) -> list[Source]:
-    """One source per run, labelled by its encoder name, or ``name (run-id)`` where names repeat."""
-    names = [str((run.manifest.get("encoder") or {}).get("name") or run.run_id) for run in runs]
+def run_sources(runs: list[tuple[Run, str | None]]) -> list[Source]:
+    """One source per run, labelled by the label given with it, else the label stored in it
+    (:mod:`benchbox.labels`), else its encoder name; ``label (run-id)`` where labels repeat."""
+    names = [label or stored_label(run.manifest) or str((run.manifest.get("encoder") or {}).get("name") or run.run_id)
+             for run, label in runs]
     counts = Counter(names)
     return [
         Source(label=name if counts[name] == 1 else f"{name} ({run.run_id})", metrics=run.metrics, run=run)
-        for name, run in zip(names, runs)
+        for name, (run, _) in zip(names, runs)
     ]
 
 

@@ -29,3 +29,27 @@ class TableEncoder(Encoder):
     def _encode(self, sentences, batch_size):
         self.calls.append(list(sentences))
         return np.stack([self.table[s] for s in sentences])
+
+
+class LetterCounts(Encoder):
+    """Counts of the letters a-z: a deterministic encoder with no weights file."""
+
+    name = "letter-counts"
+
+    @property
+    def dim(self) -> int:
+        return 26
+
+    def config(self):
+        return {"alphabet": "a-z"}
+
+    def weights_digest(self) -> str:
+        return "none"
+
+    def _encode(self, sentences, batch_size):
+        out = np.zeros((len(sentences), 26), np.float32)
+        for i, sentence in enumerate(sentences):
+            for ch in sentence.lower():
+                if "a" <= ch <= "z":
+                    out[i, ord(ch) - 97] += 1
+        return out + 1e-3

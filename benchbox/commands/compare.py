@@ -85,10 +85,11 @@ def _seed_groups(values: list[str]) -> dict[str, list[str]]:
 
 
 def compare_command(
-    models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}.")],
+    models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group; repeatable (default: all shared tasks).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
-    runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are written.")] = Path("runs"),
+    runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are looked up (reused when they match) and written.")] = Path("runs"),
+    rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
     bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (at least 2).", callback=in_range(2))] = 1000,
@@ -114,7 +115,7 @@ def compare_command(
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         pooling=pooling, seeds=_seed_groups(seeds or []))
+                         pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
                                                  markup=False)

@@ -17,6 +17,7 @@ from benchbox.data import existing_data_dir
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
+from benchbox.labels import label_option, model_folder_label
 from benchbox.outdir import check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
@@ -64,6 +65,7 @@ def _fmt(value: float) -> str:
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in compare tables, JSON and reports (stored in the run manifest; default: the trained model's label, else the encoder name).", callback=label_option)] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where the run folder is written.")] = Path("runs"),
     save: Annotated[bool, typer.Option(help="Write the run to --runs-dir.")] = True,
@@ -91,18 +93,19 @@ def eval_command(
     if save:  # a read-only --runs-dir fails now, not after the evaluation
         check_writable(runs_dir, "--runs-dir")
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
+    label = name or model_folder_label(model)
     with progress_bar(f"encoding with {encoder.name}") as update:
         evaluation = run_tasks(
             encoder, task, data_dir=data_dir, options=options,
             cache=EmbeddingCache(cache_dir) if cache else None,
-            batch_size=batch_size, log=log, progress=update,
+            batch_size=batch_size, log=log, progress=update, label=label,
         )
     if evaluation.cache_stats:
         log(f"embedding cache: {evaluation.cache_stats['hits']} hits, {evaluation.cache_stats['misses']} encoded")
     if as_json:
         out.print_json(json.dumps([r.to_dict() for r in evaluation.records]))
     else:
-        out.print(results_table(encoder.name, evaluation))
+        out.print(results_table(label or encoder.name, evaluation))
     if save:  # after printing: a failed save loses nothing
         try:
             path = evaluation.save(runs_dir)

@@ -11,6 +11,7 @@ import typer
 
 from benchbox.data import existing_data_dir
 from benchbox.console import out, set_quiet
+from benchbox.labels import label_option
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
@@ -32,6 +33,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).", callback=AT_LEAST_1)] = None,
         eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
         out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
+        name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in reports, and of its evaluation runs (stored in the run manifest; with --resume, replaces the stored one).", callback=label_option)] = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
         data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
         checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).", callback=AT_LEAST_1)] = 200,
@@ -48,7 +50,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
             eval_semantic=tuple(t for value in eval_semantic or () for t in value.split(",") if t), data_dir=str(data_dir) if data_dir else None,
             checkpoint_every=checkpoint_every, threads=threads,
         )
-        trainer = Trainer(config, out_dir, resume=resume)
+        trainer = Trainer(config, out_dir, resume=resume, label=name)
         run = trainer.run()
         if trainer.dist.is_main:
             out.print(str(run))

@@ -172,8 +172,11 @@ class Trainer:
         resume: bool = False,
         runs_dir: str | os.PathLike = "runs",
         step_hook: StepHook | None = None,
+        label: str | None = None,
     ) -> None:
         self.dist = Distributed()
+        #: the model's label (:mod:`benchbox.labels`), stored in the manifest as ``"label"`` when given
+        self.label = label
         if config.threads:
             torch.set_num_threads(config.threads)
         self.step_hook = step_hook
@@ -283,6 +286,8 @@ class Trainer:
                 "snapshots": [],
                 "ensemble": [],
             }
+        if self.label:
+            self.manifest["label"] = self.label
         self.manifest["status"] = "running"
         self._save_manifest()
 
