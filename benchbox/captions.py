@@ -1,4 +1,4 @@
-"""Caption datasets: Flickr8k and MSCOCO, five captions per image (PROTOCOLS.md §3, §7).
+"""Caption datasets: Flickr8k and MSCOCO, five captions per image (docs/protocols.md#retrieval, docs/protocols.md#captions).
 
 A :class:`CaptionSplit` holds N image ids and 5N captions, caption k of image i at row 5i + k — the layout
 of VSE++'s evaluation (Faghri et al. 2018) and of :func:`benchbox.tasks.retrieval.retrieval_metrics`.
@@ -15,7 +15,7 @@ Sources:
 
 Caption text, after Merkx & Frank (2019) (``preprocessing/text_features.py`` of DannyMerkx/caption2image):
 Flickr8k uses the raw caption (already tokenised by the corpus authors, cased); MSCOCO joins Karpathy's
-tokens with single spaces (PROTOCOLS §7). Either way Merkx appends `` .`` to a caption that does not end
+tokens with single spaces (docs/protocols.md#captions). Either way Merkx appends `` .`` to a caption that does not end
 with a full stop (3,896 of the 40,460 Flickr8k captions); ``full_stop=False`` keeps the text unchanged.
 
 Captions per image: Flickr8k has exactly 5 (anything else is an error); a few MSCOCO images have 6 or 7 and
@@ -188,7 +188,7 @@ def load_karpathy_json(
     full_stop: bool = True,
 ) -> CaptionSplit:
     """A split of Karpathy's ``dataset_<name>.json``. ``text``: ``"raw"`` or ``"tokens"`` (joined with single
-    spaces); default ``raw`` for Flickr8k, ``tokens`` for COCO (PROTOCOLS §7)."""
+    spaces); default ``raw`` for Flickr8k, ``tokens`` for COCO (docs/protocols.md#captions)."""
     _check_split(split)
     if dataset not in DATASETS:
         raise BenchboxError(f"unknown caption dataset {dataset!r}: use one of {', '.join(DATASETS)}")

@@ -1,4 +1,4 @@
-"""Compare encoders with confidence intervals and significance tests (PROTOCOLS.md §6): ``benchbox compare``.
+"""Compare encoders with confidence intervals and significance tests (docs/protocols.md#statistics): ``benchbox compare``.
 
 Sources are run folders, encoder names or trained-model folders (evaluated on demand through the embedding
 cache and saved as runs, or given a matching run already under the runs folder, :mod:`benchbox.reuse`) or

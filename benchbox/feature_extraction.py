@@ -1,4 +1,4 @@
-"""ResNet-152 image features for the grounded encoders (PROTOCOLS.md §7; Merkx & Frank 2019 §3).
+"""ResNet-152 image features for the grounded encoders (docs/protocols.md#image-features; Merkx & Frank 2019 §3).
 
 Per image: resize the shorter side to 256 (bilinear), take ten 224×224 crops — the four corners and the centre,
 and the same five of the horizontally mirrored image (the 10-crop test protocol of Krizhevsky et al. 2012,

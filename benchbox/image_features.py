@@ -1,6 +1,6 @@
 """Image feature files: read (checked) and write (atomically), keyed by image id.
 
-The image side of the grounded encoders (PROTOCOLS.md §7; Merkx & Frank 2019 §3) is one 2048-d ResNet-152
+The image side of the grounded encoders (docs/protocols.md#image-features; Merkx & Frank 2019 §3) is one 2048-d ResNet-152
 vector per image (He et al. 2016), made by ``benchbox features extract`` or brought from elsewhere.
 
 Formats (chosen by the file suffix):

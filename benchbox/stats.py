@@ -1,4 +1,4 @@
-"""Confidence intervals and significance tests (PROTOCOLS.md §6). Pure, vectorised functions.
+"""Confidence intervals and significance tests (docs/protocols.md#statistics). Pure, vectorised functions.
 
 - Fisher z interval for a Pearson r: tanh(atanh r ± z_{α/2}/√(n−3)) (Fisher 1921); it reproduces every
   interval of the Merkx & Frank (2019) supplement. For Spearman's ρ the standard error is √(1.06/(n−3))
@@ -319,7 +319,7 @@ def paired_bootstrap(
     counts (:mod:`benchbox.resampling`). With ``strata`` (one label per item, e.g. the STS subset), items are
     resampled within each stratum and the statistic is aggregated as ``aggregate``: ``"mean"`` (unweighted
     mean over strata), ``"wmean"`` (weighted by stratum size) or ``"pooled"`` (one statistic over all items)
-    — the per-year STS aggregates (PROTOCOLS.md §1; NaN per-stratum values count as 0, as in SentEval).
+    — the per-year STS aggregates (docs/protocols.md#sts-scores; NaN per-stratum values count as 0, as in SentEval).
     ``statistic``: ``"pearson"``, ``"spearman"`` or a :data:`WeightedStatistic` (e.g. :func:`weighted_mean`).
     Returns the observed difference, the percentile interval and a two-sided p from the bootstrap standard
     error (:func:`_wald_p`). Under a simulated null (two encoders with r = .5 to gold, 2000 simulations,

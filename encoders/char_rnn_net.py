@@ -1,4 +1,4 @@
-"""The networks of the character-level grounded encoder (Merkx & Frank 2019, PROTOCOLS.md §7) and their
+"""The networks of the character-level grounded encoder (Merkx & Frank 2019, docs/protocols.md#char-rnn-encoders) and their
 snapshot files.
 
 Caption branch: 20-d learned character embeddings → 1-layer bidirectional GRU or LSTM with ``n`` units per

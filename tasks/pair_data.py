@@ -1,4 +1,4 @@
-"""Readers for the sentence-pair relatedness files: STS Benchmark and SICK (PROTOCOLS.md §2).
+"""Readers for the sentence-pair relatedness files: STS Benchmark and SICK (docs/protocols.md#relatedness).
 
 STS-B (``STS/STSBenchmark/sts-{train,dev,test}.csv``): tab-separated, score in column 5 (index 4), the
 sentences in columns 6 and 7; some lines carry extra trailing columns, so lines are split on tabs with no

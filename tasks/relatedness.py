@@ -1,5 +1,5 @@
 """Supervised relatedness: STS Benchmark (``stsb``) and SICK-R (``sickr``), SentEval's protocol
-(PROTOCOLS.md §2; SentEval ``senteval/sick.py`` SICKRelatednessEval and ``senteval/sts.py``
+(docs/protocols.md#relatedness; SentEval ``senteval/sick.py`` SICKRelatednessEval and ``senteval/sts.py``
 STSBenchmarkEval; Conneau & Kiela 2018).
 
 Each split is put in SentEval's order (pairs sorted by token counts of sentence A, then B, then score; a

@@ -1,4 +1,4 @@
-"""Image–caption retrieval metrics: R@1/5/10, median and mean rank in both directions (PROTOCOLS.md §3).
+"""Image–caption retrieval metrics: R@1/5/10, median and mean rank in both directions (docs/protocols.md#retrieval).
 
 Definitions are those of VSE++ ``evaluation.py`` (``i2t``/``t2i``; Faghri et al. 2018), which SentEval's
 ImageCaptionRetrieval shares. N images, 5N captions, caption k of image i at row 5i + k:

@@ -1,4 +1,4 @@
-"""Image–caption retrieval tasks: Flickr8k and MSCOCO 1k/5k (PROTOCOLS.md §3; metrics in
+"""Image–caption retrieval tasks: Flickr8k and MSCOCO 1k/5k (docs/protocols.md#retrieval; metrics in
 :mod:`benchbox.tasks.retrieval`, after VSE++ ``evaluation.py``, Faghri et al. 2018).
 
 Tasks (Karpathy & Fei-Fei 2015 splits):

@@ -1,5 +1,5 @@
 """Structure tasks: what a (grounded) encoder's caption space looks like (Bordes et al. 2019 Table 2;
-PROTOCOLS.md §5; measures in :mod:`benchbox.tasks.structure_measures`).
+docs/protocols.md#structure; measures in :mod:`benchbox.tasks.structure_measures`).
 
 - ``structure-flickr8k``: Flickr8k test, 1000 images × 5 captions (Karpathy split);
 - ``structure-coco``: MSCOCO Karpathy 5k test, 5000 images × 5 captions (captions user-supplied, as for

@@ -1,5 +1,5 @@
 """Structural measures of a text space whose sentences are grouped by image (Bordes et al. 2019, "Incorporating
-visual semantics into sentence representations within a grounded space", §5; PROTOCOLS.md §5).
+visual semantics into sentence representations within a grounded space", §5; docs/protocols.md#structure).
 
 Captions come c per image (caption k of image i at row c·i + k, as every caption split of benchbox) and
 cos is the cosine of two caption embeddings (a zero vector has cosine 0 with everything, as SentEval's NaN → 0):

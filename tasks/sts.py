@@ -1,4 +1,4 @@
-"""STS12–16, unsupervised (PROTOCOLS.md §1; SentEval ``senteval/sts.py``, Conneau & Kiela 2018).
+"""STS12–16, unsupervised (docs/protocols.md#sts; SentEval ``senteval/sts.py``, Conneau & Kiela 2018).
 
 Each pair is scored by the cosine of its two sentence embeddings (NaN → 0, as SentEval's
 ``np.nan_to_num(cosine(...))``); no training. Gold lines that are empty mean "not scored" and drop the pair.

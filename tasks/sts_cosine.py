@@ -1,7 +1,7 @@
 """Unsupervised STS-B and SICK-R: cosine of the two embeddings vs gold on the test split, scored with
 Spearman (main score) and Pearson, as MTEB does (Muennighoff et al. 2023).
 
-Not comparable with SentEval's supervised ``stsb``/``sickr`` tasks (PROTOCOLS.md §2: GloVe ~65 supervised
+Not comparable with SentEval's supervised ``stsb``/``sickr`` tasks (docs/protocols.md#cosine-variants: GloVe ~65 supervised
 vs ~41 cosine on STS-B). Reads SentEval's files, falling back to the copies embedded in the package.
 """
 

@@ -1,4 +1,4 @@
-"""SentEval's classification transfer tasks (PROTOCOLS.md §4; Conneau & Kiela 2018): ``mr``, ``cr``,
+"""SentEval's classification transfer tasks (docs/protocols.md#transfer; Conneau & Kiela 2018): ``mr``, ``cr``,
 ``subj``, ``mpqa`` (k-fold cross-validation with inner-fold L2 tuning), ``trec`` and ``mrpc`` (train/test,
 L2 tuned by k-fold on train), ``sst2`` (train/dev/test).
 

@@ -1,4 +1,4 @@
-"""Readers for SentEval's classification transfer data (``senteval/downstream/...``; PROTOCOLS.md §4),
+"""Readers for SentEval's classification transfer data (``senteval/downstream/...``; docs/protocols.md#transfer),
 parsing as SentEval's ``binary.py``, ``trec.py``, ``mrpc.py`` and ``sst.py`` do, and SentEval's row order.
 
 - MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:

@@ -1,4 +1,4 @@
-"""Caption datasets (PROTOCOLS.md §7): real Flickr8k counts and layout, Karpathy JSON files, malformed input."""
+"""Caption datasets (docs/protocols.md#captions): real Flickr8k counts and layout, Karpathy JSON files, malformed input."""
 
 from __future__ import annotations
 

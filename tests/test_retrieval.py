@@ -1,4 +1,4 @@
-"""Image–caption retrieval metrics (PROTOCOLS.md §3): hand-built score matrices with known ranks, equality with
+"""Image–caption retrieval metrics (docs/protocols.md#retrieval): hand-built score matrices with known ranks, equality with
 VSE++'s per-query definitions on random embeddings, folds, intervals, errors."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from benchbox.stats import (
     zou_ci,
 )
 
-# Scored pair counts per subset (PROTOCOLS.md §1), STS-B test 1379, SICK test 4927 (§2)
+# Scored pair counts per subset (docs/protocols.md#sts-subsets), STS-B test 1379, SICK test 4927 (docs/protocols.md#relatedness)
 PAIR_COUNTS = {
     ("sts12", s): n for s, n in zip(("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
                                     (750, 750, 459, 750, 399))

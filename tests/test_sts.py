@@ -1,4 +1,4 @@
-"""STS12–16 (PROTOCOLS.md §1): file reading, cosine scores, correlations, aggregates, SentEval equality."""
+"""STS12–16 (docs/protocols.md#sts): file reading, cosine scores, correlations, aggregates, SentEval equality."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``benchbox features extract``: ResNet-152 10-crop image features (PROTOCOLS.md §7)."""
+"""``benchbox features extract``: ResNet-152 10-crop image features (docs/protocols.md#image-features)."""
 
 from __future__ import annotations
 

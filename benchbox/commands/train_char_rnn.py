@@ -1,5 +1,5 @@
 """``benchbox train char-gru|char-lstm|char-gru-max``: train a character-level grounded encoder
-(Merkx & Frank 2019; protocol in PROTOCOLS.md §7, loop in :mod:`benchbox.training.trainer`).
+(Merkx & Frank 2019; protocol in docs/protocols.md#char-rnn-encoders, loop in :mod:`benchbox.training.trainer`).
 The same command runs under ``torchrun --nproc_per_node N`` with DistributedDataParallel."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The configuration of a char-RNN training run (PROTOCOLS.md §7 defaults), recorded in its manifest.
+"""The configuration of a char-RNN training run (defaults: docs/protocols.md#char-rnn-encoders), recorded in its manifest.
 
 ``--loss`` is one name, a preset, or a weighted combination of terms (Bordes et al. 2019's
 M(α_T, α_P, α_C); :mod:`benchbox.training.objectives` computes them):

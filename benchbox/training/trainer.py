@@ -1,4 +1,4 @@
-"""The training loop of the character-level grounded encoders (Merkx & Frank 2019, PROTOCOLS.md §7).
+"""The training loop of the character-level grounded encoders (Merkx & Frank 2019, docs/protocols.md#char-rnn-encoders).
 
 Adam, minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
 (:mod:`.schedule`), a snapshot at the end of every cycle (4 epochs; also after the last epoch when the
