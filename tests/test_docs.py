@@ -18,6 +18,8 @@ SUFFIXES = {".py", ".md", ".toml", ".html", ".j2", ".jinja", ".jinja2", ".cfg", 
 SKIP_DIRS = {"__pycache__", "build", "dist", "runs", "node_modules", "test-artifacts"}
 CITATION = re.compile(r"docs/([\w./-]+?\.md)#([\w-]+)")
 SAME_PAGE_LINK = re.compile(r"\]\(#([\w-]+)\)")
+#: a link from one docs page to another by its bare name, e.g. ``[STS](protocols.md#sts)``
+SIBLING_LINK = re.compile(r"\]\(([\w.-]+\.md)#([\w-]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 #: the internal notes' name, assembled so that this file does not cite them itself
@@ -63,7 +65,7 @@ def text_files(root: Path) -> list[Path]:
 
 def broken_citations(root: Path) -> list[str]:
     """``file:line: docs/x.md#anchor`` for every citation whose docs file exists but has no such heading, and
-    every same-page link of a ``docs/*.md`` file that names none of its headings."""
+    every same-page or sibling-page link of a ``docs/*.md`` file that names none of that page's headings."""
     known: dict[Path, set[str]] = {}
 
     def anchors_of(doc: Path) -> set[str]:
@@ -84,6 +86,10 @@ def broken_citations(root: Path) -> list[str]:
                 for anchor in SAME_PAGE_LINK.findall(line):
                     if anchor not in anchors_of(path):
                         broken.append(f"{rel}:{lineno}: #{anchor}")
+                for name, anchor in SIBLING_LINK.findall(line):
+                    doc = path.parent / name
+                    if doc.is_file() and anchor not in anchors_of(doc):
+                        broken.append(f"{rel}:{lineno}: {name}#{anchor}")
     return broken
 
 
@@ -115,13 +121,16 @@ def test_the_checker_finds_broken_and_internal_citations(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.md").write_text("# Guide\n## Good part\nSee [below](#missing) and [up](#guide).\n",
                                                 encoding="utf-8")
+    (tmp_path / "docs" / "other.md").write_text("# Other\n[a](guide.md#good-part) [b](guide.md#gone)\n",
+                                                encoding="utf-8")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text(
         '"""See docs/guide.md#good-part and docs/guide.md#bad-part; docs/absent.md#x is skipped."""\n'
         "# protocol: " + "PROTO" + "COLS.md §1\n", encoding="utf-8")
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / "x.py").write_text("docs/guide.md#nowhere\n", encoding="utf-8")
-    assert broken_citations(tmp_path) == ["docs/guide.md:3: #missing", "pkg/mod.py:1: docs/guide.md#bad-part"]
+    assert broken_citations(tmp_path) == ["docs/guide.md:3: #missing", "docs/other.md:2: guide.md#gone",
+                                          "pkg/mod.py:1: docs/guide.md#bad-part"]
     assert internal_citations(tmp_path) == ["pkg/mod.py:2"]
 
 
