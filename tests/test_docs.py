@@ -58,7 +58,8 @@ def text_files(root: Path) -> list[Path]:
     """The text files under ``root``, not descending into hidden folders, caches, build output or runs."""
     files = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not (d.startswith(".") or d in SKIP_DIRS or d.endswith(".egg-info"))]
+        dirs[:] = [d for d in dirs if not (d.startswith(".") or d in SKIP_DIRS or d.endswith(".egg-info")
+                                           or (Path(folder) / d / "pyvenv.cfg").exists())]  # a virtual environment
         files += [Path(folder) / n for n in names if Path(n).suffix in SUFFIXES]
     return sorted(files)
 
@@ -127,8 +128,10 @@ def test_the_checker_finds_broken_and_internal_citations(tmp_path):
     (tmp_path / "pkg" / "mod.py").write_text(
         '"""See docs/guide.md#good-part and docs/guide.md#bad-part; docs/absent.md#x is skipped."""\n'
         "# protocol: " + "PROTO" + "COLS.md §1\n", encoding="utf-8")
-    (tmp_path / ".venv").mkdir()
-    (tmp_path / ".venv" / "x.py").write_text("docs/guide.md#nowhere\n", encoding="utf-8")
+    for venv in (".venv", "env"):
+        (tmp_path / venv).mkdir()
+        (tmp_path / venv / "x.py").write_text("docs/guide.md#nowhere\n", encoding="utf-8")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     assert broken_citations(tmp_path) == ["docs/guide.md:3: #missing", "docs/other.md:2: guide.md#gone",
                                           "pkg/mod.py:1: docs/guide.md#bad-part"]
     assert internal_citations(tmp_path) == ["pkg/mod.py:2"]
