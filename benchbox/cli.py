@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from benchbox.commands import cache, compare, core, data, features, neighbours, report, study, train_char_rnn, train_infersent
+from benchbox.commands import cache, compare, core, data, features, neighbours, report, runs, study, train_char_rnn, train_infersent
 from benchbox.console import error, results_to_stderr
 from benchbox.errors import BenchboxError
 
@@ -46,6 +46,7 @@ features.register(app)
 cache.register(app)
 neighbours.register(app)
 study.register(app)
+runs.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)
 
