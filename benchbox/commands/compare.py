@@ -121,7 +121,7 @@ def compare_command(
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
-                                                 markup=False)
+                                                 markup=False, file=out.file)
     for line in comparison.headlines():
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
