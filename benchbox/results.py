@@ -177,7 +177,10 @@ def leaderboard(table: pd.DataFrame, *, tasks: list[str] | None = None, all_runs
     wide = scores.pivot(index=keys, columns="task", values="value").reindex(columns=columns).reset_index()
     wide.columns.name = None
     wide["_order"] = [first_seen[key] for key in zip(wide["label"], wide["fingerprint"])]
-    wide = wide.sort_values(["_order", *keys[2:]], kind="stable").drop(columns="_order").reset_index(drop=True)
+    if all_runs:  # a model's runs oldest first
+        wide["_order"] = list(zip(wide["_order"], wide["run_id"].map(
+            {run: i for i, run in enumerate(dict.fromkeys(scores["run_id"]))})))
+    wide = wide.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
     wide.attrs["metrics"] = dict(zip(scores["task"], scores["metric"]))  # each task's column: this metric
     wide.attrs["main_score_known"] = {t: bool(k) for t, k in scores.groupby("task")["main_score_known"].all().items()}
     return wide
