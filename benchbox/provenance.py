@@ -10,7 +10,7 @@
   encoder class and each task class, found with ``importlib.metadata.packages_distributions``, so a
   third-party plugin's version is recorded), ``benchbox_git`` (``revision`` and ``dirty`` when benchbox is
   imported from a git checkout, else null), ``python``, ``platform``, ``cpu`` (model and logical core count)
-  and ``gpu`` (the CUDA device names torch sees, else an empty list).
+  and ``gpu`` (the CUDA device names torch sees when the run imported torch, else an empty list).
 
 Everything here is best effort and fast (two ``git`` calls of at most a few seconds, cached per process): a
 machine without git, ``/proc/cpuinfo`` or CUDA records null, never fails the run.
@@ -109,10 +109,12 @@ def cpu_model() -> str | None:
 
 
 def gpus() -> list[str]:
-    """The names of the CUDA devices torch sees (none when torch is not installed or sees none)."""
+    """The names of the CUDA devices torch sees; none when the run never imported torch (then it used no GPU,
+    and importing torch only to ask would cost seconds) or torch sees none."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
     try:
-        import torch
-
         if not torch.cuda.is_available():
             return []
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]

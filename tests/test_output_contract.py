@@ -294,3 +294,19 @@ def test_run_manifest_records_provenance(runs):
     if head.returncode == 0 and Path(benchbox.__file__).resolve().parent.parent == REPO:
         assert provenance["benchbox_git"]["revision"] == head.stdout.strip()
         assert isinstance(provenance["benchbox_git"]["dirty"], bool)
+
+
+def test_training_header_and_gpu_names(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchbox.provenance import gpus, manifest_header
+
+    header = manifest_header("some-run")
+    assert header["schema_version"] == SCHEMA_VERSION and header["run_id"] == "some-run"
+    assert "components" not in header["provenance"] and header["command"] == sys.argv
+    cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
+                           get_device_name=lambda i: f"NVIDIA H100 #{i}")
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    assert gpus() == ["NVIDIA H100 #0", "NVIDIA H100 #1"]
+    monkeypatch.delitem(sys.modules, "torch")
+    assert gpus() == []
