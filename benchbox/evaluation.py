@@ -91,7 +91,7 @@ class Evaluation:
                          **({"elapsed_s": self.elapsed_s[r.task]} if r.task in self.elapsed_s else {})}
                 for r in self.results
             },
-            **({"elapsed_s": sum(self.elapsed_s.values())} if self.elapsed_s else {}),
+            **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
         return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items, parts=self.parts)
