@@ -3,7 +3,6 @@ is atomic on one file system), so an interrupted run never leaves half a manifes
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,12 @@ def _temporary(path: Path) -> Path:
 
 
 def write_json(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """``payload`` as indented, key-sorted JSON (non-JSON values by ``str``)."""
+    """``payload`` as indented, key-sorted strict JSON (:mod:`benchbox.jsonio`; non-JSON values by ``str``)."""
+    from benchbox.jsonio import dumps
+
     path = Path(path)
     tmp = _temporary(path)
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
+    tmp.write_text(dumps(payload, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
 
 

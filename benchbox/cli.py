@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
-from benchbox.commands import cache, compare, core, data, features, neighbours, report, study, train_char_rnn, train_infersent
-from benchbox.console import error
+from benchbox.commands import cache, compare, core, data, features, neighbours, report, runs, study, train_char_rnn, train_infersent
+from benchbox.console import error, results_to_stderr
 from benchbox.errors import BenchboxError
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ def _options(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error (also BENCHBOX_DEBUG=1).")] = False,
 ) -> None:
     DEBUG["on"] = DEBUG["on"] or debug
+    results_to_stderr(False)  # a command sends its results to stderr only when its JSON/CSV takes stdout
 
 
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
@@ -45,6 +46,7 @@ features.register(app)
 cache.register(app)
 neighbours.register(app)
 study.register(app)
+runs.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)
 

@@ -50,6 +50,7 @@ import itertools
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -493,23 +494,26 @@ class Comparison:
         return lines
 
     def to_csv(self, path: str | os.PathLike) -> None:
+        """The comparison table as CSV at ``path`` (claims beside it, :func:`claims_csv_path`), or the table alone
+        on stdout for ``-``."""
+        if os.fspath(path) == "-":
+            self.table.to_csv(sys.stdout, index=False)
+            return
         self.table.to_csv(path, index=False)
         if self.claims is not None and not self.claims.empty:
             self.claims.to_csv(claims_csv_path(path), index=False)
 
     def to_json(self, path: str | os.PathLike) -> None:
-        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                    for row in json.loads(frame.to_json(orient="records"))]
+        """Write the comparison as strict JSON (docs/schema.md, "Compare JSON") to ``path``, or to stdout for ``-``."""
+        from benchbox.jsonio import SCHEMA_VERSION, frame_records, write_json
 
-        payload = {"models": self.models, "correction": self.correction, "family": self.family, "alpha": ALPHA,
-                   "headlines": self.headlines(),
-                   "claims": records(self.claims) if self.claims is not None else [],
-                   "protocol_mismatches": self.protocol_mismatches,
-                   "claim_rows": records(self.claim_rows) if self.claim_rows is not None else [],
-                   "claim_seeds": records(self.claim_seeds) if self.claim_seeds is not None else [],
-                   "summary": self.summary_lines(), "comparisons": records(self.table), "seeds": records(self.seeds)}
-        Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+        payload = {"schema_version": SCHEMA_VERSION, "models": self.models, "correction": self.correction,
+                   "family": self.family, "alpha": ALPHA, "headlines": self.headlines(),
+                   "claims": frame_records(self.claims), "protocol_mismatches": self.protocol_mismatches,
+                   "claim_rows": frame_records(self.claim_rows), "claim_seeds": frame_records(self.claim_seeds),
+                   "summary": self.summary_lines(), "comparisons": frame_records(self.table),
+                   "seeds": frame_records(self.seeds)}
+        write_json(path, payload)
 
 
 def claims_csv_path(path: str | os.PathLike) -> Path:

@@ -1,4 +1,5 @@
-"""Shared rich consoles: results to stdout, logs and progress to stderr; ``--quiet`` silences stderr.
+"""Shared rich consoles: results to stdout, logs and progress to stderr; ``--quiet`` silences stderr (errors
+excepted).
 
 Both consoles have rich markup turned off: what they print (paths, encoder names, sentences, error messages)
 is shown literally, so a user string such as ``[/bold]`` or ``[red]`` can neither crash a command nor lose
@@ -25,6 +26,14 @@ def log(message: str) -> None:
 
 def set_quiet(quiet: bool) -> None:
     err.quiet = quiet
+
+
+def results_to_stderr(on: bool) -> None:
+    """Send what commands print as results (tables, headlines) to stderr while ``on``: a command writing its
+    JSON or CSV to standard output (``--json -``) keeps stdout for that alone."""
+    import sys
+
+    out.file = sys.stderr if on else None  # None: rich's default, the sys.stdout of the moment
 
 
 def error(message: str) -> None:

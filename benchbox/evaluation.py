@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.options import check_number
+from benchbox.provenance import components
 from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST, METRIC_COLUMNS, Run, write_run
 from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
@@ -66,6 +68,9 @@ class Evaluation:
     cache_stats: dict[str, int] = field(default_factory=dict)
     #: the user's name for the model (:mod:`benchbox.labels`), recorded in the manifest when given
     label: str | None = None
+    #: seconds per task (``run_tasks``), and where the encoder and task classes come from (provenance)
+    elapsed_s: dict[str, float] = field(default_factory=dict)
+    parts: dict[str, Any] | None = None
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -82,11 +87,14 @@ class Evaluation:
             "options": asdict(self.options),
             "data_root": self.data_root,
             "tasks": {
-                r.task: {"protocol": r.protocol, "data_checksums": r.data_checksums} for r in self.results
+                r.task: {"protocol": r.protocol, "data_checksums": r.data_checksums,
+                         **({"elapsed_s": self.elapsed_s[r.task]} if r.task in self.elapsed_s else {})}
+                for r in self.results
             },
+            **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
-        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items)
+        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items, parts=self.parts)
 
 
 def make_embedder(
@@ -161,10 +169,12 @@ def run_tasks(
         options=options,
         log=log or (lambda message: None),
     )
-    results = []
+    results, elapsed = [], {}
     for task in task_objs:
         ctx.log(f"evaluating {encoder.name} on {task.name}")
+        started = time.perf_counter()
         results.append(task.evaluate(encoder, ctx))
+        elapsed[task.name] = round(time.perf_counter() - started, 3)
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
         encoder={"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
@@ -174,6 +184,8 @@ def run_tasks(
         data_root=str(data.root),
         cache_stats=stats,
         label=label,
+        elapsed_s=elapsed,
+        parts=components(encoder, task_objs),
     )
 
 

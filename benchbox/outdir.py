@@ -37,6 +37,21 @@ def check_writable(folder: str | os.PathLike, option: str = "--out") -> Path:
     return folder
 
 
+def check_output_file(path: str | os.PathLike | None, option: str) -> None:
+    """An output file named by ``option`` (``--json``, ``--csv``), checked before any work: its folder exists
+    and is writable, and it is not itself a folder; else a one-line error. ``-`` (standard output) and None
+    (option not given) pass."""
+    if path is None or os.fspath(path) == "-":
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise BenchboxError(f"{option} {path} is a folder: pass a file name (or - for standard output)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise BenchboxError(f"{option} {path}: the folder {folder} does not exist; create it or pass another path")
+    check_writable(folder, option)
+
+
 @contextmanager
 def output_lock(folder: str | os.PathLike, option: str = "--out", *, name: str = LOCK_FILE) -> Iterator[Path]:
     """Check ``folder`` writable and hold its lock ``folder/name`` for the ``with`` block; another holder is

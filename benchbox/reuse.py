@@ -26,7 +26,8 @@ from pathlib import Path
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.store import MANIFEST, Run, package_versions
+from benchbox.provenance import package_versions
+from benchbox.store import MANIFEST, Run
 from benchbox.task import TaskOptions
 
 EMBEDDED_PREFIX = "embedded:"

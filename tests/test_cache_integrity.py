@@ -150,7 +150,7 @@ def test_cli_bad_batch_size_then_good_run_gives_the_uncached_numbers(tmp_path):
     env = {"BENCHBOX_CACHE": str(tmp_path / "cache")}
     (tmp_path / "no-root").mkdir()
     common = ["eval", "glove-bow", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "no-root"), "--no-save",
-              "--json", "-q"]
+              "--json", "-", "-q"]
     for bad in ("-5", "0"):
         proc = _cli(*common, "--batch-size", bad, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.strip() == f"error: --batch-size must be ≥ 1, got {bad}"

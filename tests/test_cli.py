@@ -18,9 +18,9 @@ def test_quick_start_job_on_embedded_data(tmp_path):
     (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["eval", "glove-bow", "--task", "stsb-cosine", "--task", "sickr-cosine",
                                  "--data-dir", str(tmp_path / "empty"), "--runs-dir", str(tmp_path / "runs"),
-                                 "--json", "--quiet"])
+                                 "--json", "-", "--quiet"])
     assert result.exit_code == 0, result.output
-    records = json.loads(result.output)
+    records = json.loads(result.output)["records"]
     assert {(r["task"], r["metric"]) for r in records} == {
         ("stsb-cosine", "pearson"), ("stsb-cosine", "spearman"), ("sickr-cosine", "pearson"), ("sickr-cosine", "spearman")}
     assert set(records[0]) == {"task", "subset", "metric", "value", "ci_low", "ci_high", "n"}

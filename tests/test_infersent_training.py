@@ -135,8 +135,8 @@ def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
     assert result.output.strip().endswith("run")
     (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["eval", str(tmp_path / "run"), "--task", "stsb-cosine", "--data-dir",
-                                 str(tmp_path / "empty"), "--runs-dir", str(tmp_path / "runs"), "--json", "--quiet",
+                                 str(tmp_path / "empty"), "--runs-dir", str(tmp_path / "runs"), "--json", "-", "--quiet",
                                  "--bootstrap", "0"])
     assert result.exit_code == 0, result.output
-    records = json.loads(result.output)
+    records = json.loads(result.output)["records"]
     assert {r["metric"] for r in records} == {"pearson", "spearman"} and records[0]["n"] == 1379

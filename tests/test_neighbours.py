@@ -67,7 +67,7 @@ def test_cli_json_matches_the_encoder_and_tables_escape_markup(root, tmp_path, g
     queries.write_text("a puppy plays outside\n\nsomeone on a bicycle\n")
     args = ["neighbours", "glove-bow", "--corpus", "flickr8k:test", "--data-dir", str(root),
             "--query", "kittens asleep", "--query-file", str(queries), "-k", "3"]
-    result = runner.invoke(app, [*args, "--json", "--quiet"])
+    result = runner.invoke(app, [*args, "--json", "-", "--quiet"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     corpus = list(dict.fromkeys(c + " ." for caps in CAPTIONS for c in caps))  # duplicates once, Merkx's full stop

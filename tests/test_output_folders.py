@@ -55,10 +55,10 @@ def test_results_are_printed_before_a_failing_save(tmp_path, monkeypatch):
     monkeypatch.setattr(Evaluation, "save", full_disk)
     (tmp_path / "none").mkdir()
     result = runner.invoke(app, ["eval", "glove-bow", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "none"),
-                                 "--runs-dir", str(tmp_path / "runs"), "--json", "--quiet"])
+                                 "--runs-dir", str(tmp_path / "runs"), "--json", "-", "--quiet"])
     assert isinstance(result.exception, BenchboxError)
     assert str(result.exception).startswith(f"the results above could not be saved under {tmp_path / 'runs'}")
-    records = json.loads(result.stdout)
+    records = json.loads(result.stdout)["records"]
     assert [r["metric"] for r in records] == ["pearson", "spearman"] and records[0]["n"] == 1379
 
 

@@ -13,9 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.data import existing_data_dir
-from benchbox.console import log, out, set_quiet
+from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.outdir import check_writable
+from benchbox.jsonio import json_option, to_stdout
+from benchbox.outdir import check_output_file
 from benchbox.options import AT_LEAST_0, in_range
 from benchbox.task import TaskOptions
 
@@ -99,8 +100,8 @@ def compare_command(
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
-    csv: Annotated[Optional[Path], typer.Option("--csv", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv).")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write claims, table, summary and seed variance as JSON.")] = None,
+    csv: Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv); - for standard output (the table only).")] = None,
+    json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
@@ -109,16 +110,18 @@ def compare_command(
     from benchbox.compare import compare
 
     set_quiet(quiet)
-    for path, option in ((csv, "--csv"), (json_path, "--json")):
-        if path:  # a read-only destination fails now, not after the tests
-            check_writable(path.parent, option)
+    if to_stdout(csv) and to_stdout(json_path):
+        raise BenchboxError("--csv - and --json - both ask for standard output: send one of them to a file")
+    results_to_stderr(to_stdout(csv) or to_stdout(json_path))
+    for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
+        check_output_file(path, option)
     comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
     # piped output (logs, files) has no width: print wide rather than crush the columns
     console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
-                                                 markup=False)
+                                                 markup=False, file=out.file)
     for line in comparison.headlines():
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
@@ -134,10 +137,12 @@ def compare_command(
         out.print(line, highlight=False, soft_wrap=True)
     if csv:
         comparison.to_csv(csv)
-        log(f"comparison table written to {csv}")
+        if not to_stdout(csv):
+            log(f"comparison table written to {csv}")
     if json_path:
         comparison.to_json(json_path)
-        log(f"comparison written to {json_path}")
+        if not to_stdout(json_path):
+            log(f"comparison written to {json_path}")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from enum import Enum
 from pathlib import Path
@@ -14,11 +13,12 @@ from rich.text import Text
 
 from benchbox.cache import EmbeddingCache
 from benchbox.data import existing_data_dir
-from benchbox.console import log, out, progress_bar, set_quiet
+from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
 from benchbox.labels import label_option, model_folder_label
-from benchbox.outdir import check_writable
+from benchbox.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
+from benchbox.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.task import TaskGroup, TaskOptions
@@ -29,9 +29,17 @@ class Kind(str, Enum):
     tasks = "tasks"
 
 
-def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]) -> None:
+def list_plugins(
+    kind: Annotated[Kind, typer.Argument(help="encoders or tasks")],
+    json_path: json_option("Write the list (name, kind, description or members, error) as JSON:") = None,
+) -> None:
     """List the registered encoders or tasks (built-in and third-party plugins)."""
     registry = ENCODERS if kind is Kind.encoders else TASKS
+    if json_path is not None:
+        check_output_file(json_path, "--json")
+        write_json(json_path, {"schema_version": SCHEMA_VERSION, "kind": kind.value,
+                               "plugins": [plugin_entry(registry, name) for name in registry.names()]})
+        return
     table = Table(title=f"benchbox {kind.value}")
     table.add_column("name")
     table.add_column("description")
@@ -46,6 +54,19 @@ def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]
         else:
             table.add_row(name, getattr(obj, "description", ""))
     out.print(table)
+
+
+def plugin_entry(registry, name: str) -> dict[str, object]:
+    """One registered plugin as JSON: its name, ``kind`` (encoder, task or group), description (a group: its
+    members) and, when it cannot be loaded, the error (then ``kind`` is null)."""
+    try:
+        obj = registry.get(name)
+    except BenchboxError as exc:
+        return {"name": name, "kind": None, "description": None, "error": str(exc)}
+    if isinstance(obj, TaskGroup):
+        return {"name": name, "kind": "group", "members": list(obj.members), "error": None}
+    return {"name": name, "kind": "encoder" if registry is ENCODERS else "task",
+            "description": getattr(obj, "description", ""), "error": None}
 
 
 def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
@@ -82,11 +103,13 @@ def eval_command(
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).", callback=AT_LEAST_0)] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the metric records as JSON instead of a table.")] = False,
+    json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
     set_quiet(quiet)
+    results_to_stderr(to_stdout(json_path))
+    check_output_file(json_path, "--json")
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
                           device=device, features=str(features) if features else None,
                           retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties)
@@ -102,8 +125,10 @@ def eval_command(
         )
     if evaluation.cache_stats:
         log(f"embedding cache: {evaluation.cache_stats['hits']} hits, {evaluation.cache_stats['misses']} encoded")
-    if as_json:
-        out.print_json(json.dumps([r.to_dict() for r in evaluation.records]))
+    if json_path is not None:
+        write_json(json_path, records_json(label or encoder.name, evaluation))
+        if not to_stdout(json_path):
+            log(f"metric records written to {json_path}")
     else:
         out.print(results_table(label or encoder.name, evaluation))
     if save:  # after printing: a failed save loses nothing
@@ -112,6 +137,14 @@ def eval_command(
         except OSError as exc:
             raise BenchboxError(f"the results above could not be saved under {runs_dir}: {exc}") from None
         log(f"run written to {path}")
+
+
+def records_json(name: str, evaluation: Evaluation) -> dict[str, object]:
+    """``eval --json``: the metric records (the rows of the run's metrics.csv) with the model they belong to
+    and the protocol options (docs/schema.md, "Records JSON")."""
+    return {"schema_version": SCHEMA_VERSION, "label": name, "encoder": evaluation.encoder["name"],
+            "fingerprint": evaluation.encoder["fingerprint"], "options": evaluation.options,
+            "records": [r.to_dict() for r in evaluation.records]}
 
 
 def results_table(name: str, evaluation: Evaluation) -> Table:

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from benchbox.data import existing_data_dir
-from benchbox.console import log, out, progress_bar, set_quiet
+from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import json_option, to_stdout, write_json
 from benchbox.options import AT_LEAST_1
+from benchbox.outdir import check_output_file
 
 
 def read_queries(texts: list[str], files: list[Path]) -> list[str]:
@@ -39,7 +40,7 @@ def neighbours_command(
     cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
     cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (for `benchbox report --neighbours FILE`) instead of tables.")] = False,
+    json_path: json_option("Write the neighbours as JSON (for `benchbox report --neighbours FILE`) instead of tables:") = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Print each query's k nearest corpus captions (cosine) under every encoder, side by side."""
@@ -52,6 +53,8 @@ def neighbours_command(
     from benchbox.neighbours import load_corpus, neighbours
 
     set_quiet(quiet)
+    results_to_stderr(to_stdout(json_path))
+    check_output_file(json_path, "--json")
     queries = read_queries(query or [], query_file or [])
     if not queries:
         raise BenchboxError("no query: give --query TEXT or --query-file FILE")
@@ -70,8 +73,8 @@ def neighbours_command(
     log(f"corpus {corpus}: {len(sentences)} distinct captions; {len(queries)} queries; {len(embedders)} encoders")
     with progress_bar("encoding"):
         found = neighbours(embedders, queries, sentences, k=k, corpus_name=corpus)
-    if as_json:
-        out.print_json(json.dumps(found.to_dict()))
+    if json_path is not None:
+        write_json(json_path, found.to_dict())
         return
     for query_text, per_encoder in zip(found.queries, found.results):
         table = Table(title=Text(f"“{query_text}” — {found.corpus} ({found.corpus_size} captions)"), show_lines=False)

@@ -19,7 +19,6 @@ with the official key names, loadable like ``infersent1.pkl``), ``classifier.pt`
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +35,8 @@ from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
-from benchbox.store import MANIFEST, new_run_id, package_versions
+from benchbox.provenance import manifest_header
+from benchbox.store import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
 from benchbox.wordvec import WordVectors, load_word_vectors
 
@@ -195,9 +195,7 @@ class NLITrainer:
     def _run(self) -> Path:
         cfg = self.config
         manifest: dict[str, Any] = {
-            "kind": "train", "run_id": self.out.name, "status": "running",
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "packages": package_versions(), "command": sys.argv,
+            **manifest_header(self.out.name), "kind": "train", "status": "running",
             "encoder": {"name": "infersent", "config": self.encoder_config()},
             "training": {**asdict(cfg), "protocol": "Conneau et al. 2017 (train_nli.py defaults)",
                          "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),

@@ -50,7 +50,8 @@ from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, save_snapshot
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
-from benchbox.store import MANIFEST, new_run_id, package_versions
+from benchbox.provenance import manifest_header
+from benchbox.store import MANIFEST, new_run_id
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, load_checkpoint, restore, save_checkpoint
 from benchbox.training.config import TrainConfig
@@ -264,10 +265,8 @@ class Trainer:
             self.manifest.setdefault("resumed", []).append(datetime.now(timezone.utc).isoformat(timespec="seconds"))
         else:
             self.manifest = {
-                "run_id": self.out.name,
+                **manifest_header(self.out.name),
                 "kind": "train",
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "packages": package_versions(),
                 "encoder": {"name": self.config.encoder, "config": asdict(self.net_config),
                             "vocab_size": len(self.net.vocab)},
                 "config": self.config.to_dict(),

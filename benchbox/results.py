@@ -1,0 +1,209 @@
+"""Results as data: evaluation runs loaded back into one tidy table, and the main scores of many runs.
+
+:func:`load_runs` reads run folders (or folders of runs, e.g. ``runs/``) into a pandas DataFrame with one row
+per metric record (a row of a run's ``metrics.csv``), joined with what the run's manifest says about it. The
+columns, in this order (docs/schema.md, "load_runs"):
+
+=================  ===========================================================================================
+run_id             the run's id (its folder name for runs written by benchbox)
+path               the run folder
+label              the model's label (``--name``), else the encoder name
+encoder            the encoder name
+fingerprint        the encoder fingerprint (configuration and weights)
+task               task name
+task_version       the task's recorded version (null for runs that recorded none)
+subset             subset / split / retrieval direction
+metric             metric name (units in docs/schema.md)
+value              the metric value
+ci_low, ci_high    its 95% interval (null where it has none)
+n                  items the value is computed on
+created            when the run was written (UTC, ISO 8601 text)
+benchbox_version   the benchbox version that wrote the run
+option.<name>      one column per protocol option (``TaskOptions``) of the run, flattened; columns sorted
+=================  ===========================================================================================
+
+Every table is read through :meth:`benchbox.store.Run.table`, so a truncated or altered run is never read
+silently. A folder that is not a readable evaluation run is an error naming it (``errors="raise"``), or is
+left out with a warning (``errors="skip"``). Training runs (``"kind": "train"``) in a folder of runs hold no
+metric records and are passed over.
+
+:func:`main_scores` keeps one row per run and task: the task's headline metric (``main_score`` of the task
+class in the registry), on subset ``all`` when the task has one, else ``test``, else the first recorded; a task
+the registry does not know gets the first metric its run recorded (``main_score_known`` is False).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchbox.errors import BenchboxError
+from benchbox.labels import stored_label
+from benchbox.store import MANIFEST, METRIC_COLUMNS, Run
+
+#: the columns of :func:`load_runs` before the ``option.*`` columns
+RUN_COLUMNS = ["run_id", "path", "label", "encoder", "fingerprint", "task", "task_version", "subset", "metric",
+               "value", "ci_low", "ci_high", "n", "created", "benchbox_version"]
+OPTION_PREFIX = "option."
+#: the columns of :func:`list_runs`
+RUNS_LIST_COLUMNS = ["run_id", "kind", "label", "encoder", "fingerprint", "tasks", "created", "path"]
+#: subsets that hold a task's headline row, in order of preference
+MAIN_SUBSETS = ("all", "test")
+
+
+def run_folders(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """The run folders named by ``paths``: each a run folder (it has a manifest) or a folder of runs (its
+    non-hidden sub-folders with a manifest, sorted by name). A path that is neither is an error."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    folders = []
+    for raw in paths:
+        path = Path(raw)
+        if (path / MANIFEST).is_file():
+            folders.append(path)
+        elif path.is_dir():
+            folders.extend(sorted(p for p in path.iterdir()
+                                  if not p.name.startswith(".") and (p / MANIFEST).is_file()))
+        else:
+            raise BenchboxError(f"{path} is neither a benchbox run folder nor a folder of runs: give a run folder "
+                                "(with manifest.json) or the --runs-dir that holds runs")
+    return list(dict.fromkeys(folders))
+
+
+def _run_rows(run: Run) -> pd.DataFrame:
+    """The metric records of one evaluation run with the run's columns (module docstring)."""
+    manifest = run.manifest
+    encoder = manifest.get("encoder") if isinstance(manifest.get("encoder"), dict) else {}
+    tasks = manifest.get("tasks") if isinstance(manifest.get("tasks"), dict) else {}
+    options = manifest.get("options") if isinstance(manifest.get("options"), dict) else {}
+    metrics = run.metrics.reindex(columns=METRIC_COLUMNS)
+    frame = pd.DataFrame({
+        "run_id": run.run_id, "path": str(run.path), "label": stored_label(manifest) or encoder.get("name"),
+        "encoder": encoder.get("name"), "fingerprint": encoder.get("fingerprint"),
+    }, index=metrics.index)
+    frame = pd.concat([frame, metrics], axis=1)
+    frame["task_version"] = [_task_version(tasks.get(t)) for t in frame["task"]]
+    frame["created"] = manifest.get("created")
+    frame["benchbox_version"] = (manifest.get("packages") or {}).get("benchbox")
+    for name, value in options.items():
+        frame[OPTION_PREFIX + name] = [value] * len(frame)
+    return frame
+
+
+def _task_version(entry: Any) -> Any:
+    if not isinstance(entry, dict):
+        return None
+    protocol = entry.get("protocol") if isinstance(entry.get("protocol"), dict) else {}
+    return entry.get("version", protocol.get("version"))
+
+
+def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors: str = "raise") -> pd.DataFrame:
+    """The metric records of the evaluation runs under ``paths`` (run folders or folders of runs) as one tidy
+    DataFrame, one row per record, columns as in the module docstring. ``errors="raise"``: a bad run folder is
+    a :class:`BenchboxError` naming it; ``errors="skip"``: it is left out with a warning."""
+    if errors not in ("raise", "skip"):
+        raise BenchboxError(f"errors must be 'raise' or 'skip', not {errors!r}")
+    frames = []
+    for folder in run_folders(paths):
+        try:
+            run = Run.open(folder)
+            if run.kind != "eval":
+                continue  # a training run: its model's scores are in the evaluation runs of it
+            frames.append(_run_rows(run))
+        except BenchboxError as exc:
+            if errors == "raise":
+                raise BenchboxError(f"cannot load the run {folder}: {exc}") from None
+            warnings.warn(f"skipped the run {folder}: {exc}", stacklevel=2)
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    table = pd.concat(frames, ignore_index=True)
+    options = sorted(c for c in table.columns if c.startswith(OPTION_PREFIX))
+    return table[RUN_COLUMNS + options]
+
+
+def main_metric(task: str) -> str | None:
+    """The registered task's ``main_score`` (None for a task the registry does not know)."""
+    from benchbox.registry import TASKS
+
+    try:
+        target = TASKS.get(task)
+    except BenchboxError:
+        return None
+    return getattr(target, "main_score", None)
+
+
+def main_scores(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per run and task of a :func:`load_runs` table: its headline record (module docstring), with
+    ``main_score_known`` telling whether the metric is the registered task's ``main_score``."""
+    rows = []
+    for _, group in table.groupby(["run_id", "path", "task"], sort=False):
+        metric = main_metric(group["task"].iloc[0])
+        chosen = group[group["metric"] == metric] if metric else group.iloc[0:0]
+        known = not chosen.empty
+        if not known:
+            chosen = group[group["metric"] == group["metric"].iloc[0]]
+        preferred = [chosen[chosen["subset"] == s] for s in MAIN_SUBSETS]
+        best = next((p for p in preferred if not p.empty), chosen)
+        rows.append({**best.iloc[0].to_dict(), "main_score_known": known})
+    return pd.DataFrame(rows, columns=[*table.columns, "main_score_known"])
+
+
+def leaderboard(table: pd.DataFrame, *, tasks: list[str] | None = None, all_runs: bool = False) -> pd.DataFrame:
+    """The main scores of a :func:`load_runs` table as rows of models × columns of tasks. A model is a label
+    and encoder fingerprint; each cell is the score of the model's newest run of that task (by ``created``,
+    then run id). ``all_runs``: one row per run (``run_id`` column) instead. ``tasks``: these tasks in this
+    order (default: every task, in order of first appearance). Rows come in the order of the models' first
+    runs."""
+    scores = main_scores(table)
+    if tasks:
+        missing = [t for t in tasks if t not in set(scores["task"])]
+        if missing:
+            raise BenchboxError(f"no run holds the task(s) {', '.join(missing)}: tasks recorded are "
+                                f"{', '.join(dict.fromkeys(scores['task'])) or 'none'}")
+        scores = scores[scores["task"].isin(tasks)]
+    columns = list(tasks or dict.fromkeys(scores["task"]))
+    model = ["label", "fingerprint"]
+    keys = [*model, "run_id"] if all_runs else model
+    scores = scores.sort_values(["created", "run_id"], na_position="first", kind="stable")
+    if not all_runs:
+        scores = scores.drop_duplicates([*model, "task"], keep="last")
+    first_seen = {key: i for i, key in enumerate(dict.fromkeys(zip(scores["label"], scores["fingerprint"])))}
+    wide = scores.pivot(index=keys, columns="task", values="value").reindex(columns=columns).reset_index()
+    wide.columns.name = None
+    wide["_order"] = [first_seen[key] for key in zip(wide["label"], wide["fingerprint"])]
+    if all_runs:  # a model's runs oldest first
+        wide["_order"] = list(zip(wide["_order"], wide["run_id"].map(
+            {run: i for i, run in enumerate(dict.fromkeys(scores["run_id"]))})))
+    wide = wide.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+    wide.attrs["metrics"] = dict(zip(scores["task"], scores["metric"]))  # each task's column: this metric
+    wide.attrs["main_score_known"] = {t: bool(k) for t, k in scores.groupby("task")["main_score_known"].all().items()}
+    return wide
+
+
+def list_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors: str = "raise") -> pd.DataFrame:
+    """One row per run under ``paths`` (evaluation and training runs), from the manifests alone: ``run_id``,
+    ``kind``, ``label``, ``encoder``, ``fingerprint``, ``tasks`` (list of names), ``created``, ``path``; sorted
+    by ``created``. Bad folders as in :func:`load_runs`."""
+    rows = []
+    for folder in run_folders(paths):
+        try:
+            run = Run.open(folder)
+            manifest = run.manifest
+        except BenchboxError as exc:
+            if errors == "raise":
+                raise BenchboxError(f"cannot load the run {folder}: {exc}") from None
+            warnings.warn(f"skipped the run {folder}: {exc}", stacklevel=2)
+            continue
+        encoder = manifest.get("encoder") if isinstance(manifest.get("encoder"), dict) else {}
+        tasks = manifest.get("tasks") if isinstance(manifest.get("tasks"), dict) else {}
+        rows.append({"run_id": run.run_id, "kind": run.kind, "label": stored_label(manifest) or encoder.get("name"),
+                     "encoder": encoder.get("name"), "fingerprint": encoder.get("fingerprint"), "tasks": list(tasks),
+                     "created": manifest.get("created"), "path": str(folder)})
+    frame = pd.DataFrame(rows, columns=RUNS_LIST_COLUMNS)
+    return frame.sort_values(["created", "run_id"], kind="stable", na_position="first").reset_index(drop=True)
