@@ -59,10 +59,13 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
             raise BenchboxError(f"{spec} is {describe(obj)}, which has no encode(list[str]) method: not an encoder")
         try:
             obj = obj(**kwargs)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:  # an unknown option, or a value the class refuses
             raise BenchboxError(f"bad options for encoder {spec!r}: {exc}") from exc
     else:
         _no_options(obj, kwargs, spec)
+        if not isinstance(obj, Encoder) and not callable(getattr(obj, "encode", None)) and not callable(obj):
+            raise BenchboxError(f"{spec} is a {describe(obj)}, which has no encode(list[str]) method and is not "
+                                "callable: not an encoder")
     return as_encoder(obj, default_name)
 
 
@@ -83,7 +86,7 @@ def _import(reference: str) -> Any:
                                 "use --include FILE.py") from exc
         raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {exc}") from exc
     except AttributeError as exc:
-        raise BenchboxError(f"module {module_name!r} has no attribute {attribute!r} ({exc})") from exc
+        raise BenchboxError(f"module {module_name!r} has no attribute {attribute!r}: check the name after ':'") from exc
     except Exception as exc:  # the module's own code raised: contain it
         raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {type(exc).__name__}: {exc}") from exc
 

@@ -35,7 +35,7 @@ def list_plugins(kind: Annotated[Kind, typer.Argument(help="encoders or tasks")]
     their qualified name PACKAGE:NAME. A plugin that fails to load is shown with its error."""
     registry = ENCODERS if kind is Kind.encoders else TASKS
     table = Table(title=f"benchbox {kind.value}")
-    table.add_column("name")
+    table.add_column("name", no_wrap=True)
     table.add_column("package", no_wrap=True)
     table.add_column("description")
     for entry in registry.entries():
