@@ -70,6 +70,11 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def flat(text: str) -> str:
+    """A rich table's text with its borders and line wrapping removed (name and package columns never wrap)."""
+    return " ".join(text.replace("│", " ").split())
+
+
 def one_line_error(code: int, err: str, *needles: str) -> None:
     assert code == 2 and err.count("error:") == 1 and "Traceback" not in err, err
     flat = " ".join(err.split())
@@ -128,10 +133,10 @@ def test_duck_typed_object_and_callable_give_the_numbers_of_an_encoder_subclass(
     first = run_tasks(duck, ["stsb-cosine"], options=NO_BOOT, cache=cache)
     assert [r.value for r in first.records] == pytest.approx([r.value for r in reference], abs=1e-12)
     assert first.encoder["name"] == "duck-letters" and first.encoder["dim"] == 26
-    assert first.cache_stats["misses"] > 0 and first.cache_stats["hits"] == 0
+    assert first.cache_stats["misses"] > 0
     calls = duck.calls
     again = run_tasks(duck, ["stsb-cosine"], options=NO_BOOT, cache=EmbeddingCache(tmp_path / "cache"))
-    assert again.cache_stats["misses"] == 0 and again.cache_stats["hits"] > 0 and duck.calls == calls
+    assert again.cache_stats["misses"] == 0 and again.cache_stats["hits"] > 0 and duck.calls == calls  # all cached
     assert again.encoder["fingerprint"] == first.encoder["fingerprint"]
 
     with pytest.warns(PluginWarning, match="'letters' .* has no fingerprint: its embeddings are not cached"):
@@ -299,15 +304,15 @@ def test_bad_plugin_cannot_shadow_a_builtin_and_stays_reachable_qualified(capsys
     impostor = load_encoder("benchbox-badplugin:glove-bow")
     np.testing.assert_array_equal(impostor.encode(["abc", ""]), [[3, 1, 2], [0, 1, 2]])
     code, out, _ = cli(capsys, "list", "encoders")
-    assert code == 0 and "benchbox-badplugin:glove-bow" in out and "shadowed by the built-in" in out
+    assert code == 0 and "benchbox-badplugin:glove-bow benchbox-badplugin 0.0.1 [shadowed by the built-in" in flat(out)
 
 
 def test_a_plugin_raising_at_import_is_listed_with_its_error_and_fails_alone(capsys, tmp_path):
     pytest.importorskip("benchbox_badplugin", reason=BAD)
     for kind, name in (("encoders", "bad-import"), ("tasks", "bad-import-task")):
         code, out, _ = cli(capsys, "list", kind)
-        flat = " ".join(out.replace("│", " ").split())
-        assert code == 0 and name in out and "RuntimeError" in flat and "uninstall benchbox-badplugin" in flat
+        assert code == 0 and f"{name} benchbox-badplugin 0.0.1" in flat(out)
+        assert "RuntimeError" in flat(out) and "uninstall benchbox-badplugin" in flat(out)
         assert ("glove-bow" if kind == "encoders" else "stsb-cosine") in out  # the others still listed
     one_line_error(*cli(capsys, "eval", "bad-import", "-t", "stsb-cosine", "--no-save")[::2],
                    "encoder 'bad-import' from benchbox-badplugin 0.0.1", "failed to load: RuntimeError")
