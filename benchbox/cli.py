@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+import warnings
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
 from benchbox.commands import cache, compare, core, data, features, neighbours, report, runs, study, train_char_rnn, train_infersent
-from benchbox.console import error, results_to_stderr
+from benchbox.console import error, log, results_to_stderr
 from benchbox.errors import BenchboxError
+from benchbox.include import include_file
+from benchbox.registry import PluginWarning
 
 app = typer.Typer(
     name="benchbox",
@@ -24,6 +28,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+_show_python_warning = warnings.showwarning
 #: ``--debug`` / ``BENCHBOX_DEBUG=1``: user errors raise with their traceback instead of one line
 DEBUG = {"on": False}
 
@@ -31,9 +36,20 @@ DEBUG = {"on": False}
 @app.callback()
 def _options(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error (also BENCHBOX_DEBUG=1).")] = False,
+    include: Annotated[Optional[list[Path]], typer.Option("--include", help="Import a .py file that registers encoders or tasks (docs/plugins.md); repeatable.")] = None,
 ) -> None:
     DEBUG["on"] = DEBUG["on"] or debug
     results_to_stderr(False)  # a command sends its results to stderr only when its JSON/CSV takes stdout
+    for path in include or []:
+        include_file(path)
+
+
+def _show_plugin_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A :class:`PluginWarning` as one ``warning:`` line on stderr (others as Python shows them)."""
+    if issubclass(category, PluginWarning):
+        log(f"warning: {message}")
+    else:
+        _show_python_warning(message, category, filename, lineno, file, line)
 
 
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
@@ -69,6 +85,7 @@ def os_error_message(exc: OSError) -> str:
 
 def main() -> None:
     DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
+    warnings.showwarning = _show_plugin_warning
     try:
         app()
     except BenchboxError as exc:

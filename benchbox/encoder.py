@@ -1,9 +1,13 @@
 """The encoder contract (after SentEval's ``batcher``): a list of sentences in, a float32 matrix out.
 
-An encoder is a small object with a ``name``, an output dimension ``dim``, ``encode(sentences)`` and
-``fingerprint()``. The fingerprint identifies the exact function an encoder computes (weights and
-configuration); the embedding cache and the result store key on it, so it must change whenever the output
-could change. Grounded encoders that also embed images implement :class:`ImageTextEncoder`.
+Inside benchbox an encoder is an :class:`Encoder`: a ``name``, an output dimension ``dim``,
+``encode(sentences)`` and ``fingerprint()``. The fingerprint identifies the exact function an encoder computes
+(weights and configuration); the embedding cache and the result store key on it, so it must change whenever
+the output could change. Grounded encoders that also embed images implement :class:`ImageTextEncoder`.
+
+Plugins and API users need not subclass it: any object with ``encode(list[str]) -> array`` (optional
+``name``, ``dim``, ``fingerprint``), or a plain callable, is wrapped by
+:class:`benchbox.encoder_adapter.AdaptedEncoder` (see ``docs/plugins.md``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ class Encoder(ABC):
     name: str = "encoder"
     #: one line for ``benchbox list encoders`` (caveats such as training-data overlap belong here)
     description: str = ""
+    #: whether embeddings may be stored in the embedding cache under :meth:`fingerprint` (False for an
+    #: adapted encoder that has no fingerprint of its own)
+    cacheable: bool = True
 
     @property
     @abstractmethod

@@ -1,6 +1,7 @@
 """Run tasks on an encoder: the Python API behind ``benchbox eval``.
 
-``load_encoder(name_or_path)`` gives an encoder from a registry name or a trained-model run folder;
+``load_encoder(spec)`` (:mod:`benchbox.encoder_loading`) gives an encoder from a registry name, a trained-model
+run folder, ``module:attribute`` or any object with ``encode`` (or a plain callable);
 ``evaluate(encoder, tasks=[...])`` returns the metric records; ``run_tasks`` returns the full
 :class:`Evaluation` (metrics, per-item scores, provenance) that ``save`` writes as a run.
 """
@@ -21,40 +22,12 @@ from benchbox.cache import EmbeddingCache
 from benchbox.data import EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder
+from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.provenance import components
-from benchbox.registry import ENCODERS
-from benchbox.store import MANIFEST, METRIC_COLUMNS, Run, write_run
+from benchbox.store import METRIC_COLUMNS, write_run
 from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
-
-
-def load_encoder(name_or_path: str | os.PathLike, **kwargs: Any) -> Encoder:
-    """An encoder from a registry name (``"glove-bow"``, keyword arguments go to its constructor) or from
-    a trained-model folder (a training run or checkpoint folder whose manifest names its encoder class)."""
-    if isinstance(name_or_path, Encoder):
-        return name_or_path
-    text = os.fspath(name_or_path)
-    path = Path(text)
-    if path.exists() and text not in ENCODERS:
-        if not (path / MANIFEST).is_file():
-            raise BenchboxError(
-                f"{path} exists but is not a benchbox model folder (no {MANIFEST}); give an encoder name "
-                f"({', '.join(ENCODERS.names())}) or a training run folder"
-            )
-        manifest = Run.open(path).manifest
-        encoder_name = (manifest.get("encoder") or {}).get("name")
-        if not encoder_name:
-            raise BenchboxError(f"{path / MANIFEST} names no encoder: is it an evaluation run, not a model?")
-        cls = ENCODERS.get(encoder_name)
-        if not hasattr(cls, "from_path"):
-            raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
-        return cls.from_path(path, **kwargs)
-    cls = ENCODERS.get(text)
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise BenchboxError(f"bad options for encoder {text!r}: {exc}") from exc
 
 
 @dataclass
@@ -119,7 +92,7 @@ def make_embedder(
                 progress(min(start + chunk, len(sentences)), len(sentences))
         return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
 
-    if cache is None:
+    if cache is None or not encoder.cacheable:  # an adapted encoder without a fingerprint is never cached
         return encode
     fingerprint = encoder.fingerprint()
     return lambda sentences: cache.embed(fingerprint, sentences, encode)
@@ -137,7 +110,7 @@ def _say_fallback(data: DataRoot, tasks: list[Task], options: TaskOptions, log: 
 
 
 def run_tasks(
-    encoder: Encoder | str,
+    encoder: Any,
     tasks: list[str] | list[Task],
     *,
     data_dir: str | os.PathLike | None = None,
@@ -148,7 +121,7 @@ def run_tasks(
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
 ) -> Evaluation:
-    """Evaluate ``encoder`` on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
+    """Evaluate ``encoder`` (anything :func:`load_encoder` takes) on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
     embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`. ``label``: the model's
     label (:mod:`benchbox.labels`), recorded in the run."""
     encoder = load_encoder(encoder)
@@ -162,7 +135,7 @@ def run_tasks(
     _say_fallback(data, task_objs, options, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
-    cache_obj = cache or None
+    cache_obj = (cache or None) if encoder.cacheable else None  # no fingerprint, no cache (encoder_adapter)
     ctx = EvalContext(
         data=data,
         embed=make_embedder(encoder, cache_obj, batch_size=batch_size, progress=progress),
@@ -189,6 +162,6 @@ def run_tasks(
     )
 
 
-def evaluate(encoder: Encoder | str, tasks: list[str], **kwargs: Any) -> list[MetricRecord]:
+def evaluate(encoder: Any, tasks: list[str], **kwargs: Any) -> list[MetricRecord]:
     """Evaluate and return the metric records (see :func:`run_tasks` for the keyword arguments)."""
     return run_tasks(encoder, tasks, **kwargs).records

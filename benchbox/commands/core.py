@@ -33,7 +33,9 @@ def list_plugins(
     kind: Annotated[Kind, typer.Argument(help="encoders or tasks")],
     json_path: json_option("Write the list (name, kind, description or members, error) as JSON:") = None,
 ) -> None:
-    """List the registered encoders or tasks (built-in and third-party plugins)."""
+    """List the registered encoders or tasks with the package that provides each (built-in and third-party
+    plugins). A name provided twice shows every provider; the entries a plain name does not select are shown by
+    their qualified name PACKAGE:NAME. A plugin that fails to load is shown with its error."""
     registry = ENCODERS if kind is Kind.encoders else TASKS
     if json_path is not None:
         check_output_file(json_path, "--json")
@@ -41,18 +43,26 @@ def list_plugins(
                                "plugins": [plugin_entry(registry, name) for name in registry.names()]})
         return
     table = Table(title=f"benchbox {kind.value}")
-    table.add_column("name")
+    table.add_column("name", no_wrap=True)
+    table.add_column("package", no_wrap=True)
     table.add_column("description")
-    for name in registry.names():
+    for entry in registry.entries():
+        plain = registry.entries_named(entry.name)
+        selected = plain[0] is entry and (entry.builtin or len(plain) == 1)
+        shown = entry.name if selected else entry.qualified
         try:
-            obj = registry.get(name)
+            obj = registry.load(entry)
         except BenchboxError as exc:
-            table.add_row(name, Text(str(exc), style="red"))
+            table.add_row(shown, entry.source, Text(str(exc), style="red"))
             continue
         if isinstance(obj, TaskGroup):
-            table.add_row(name, f"group: {', '.join(obj.members)}")
+            description = f"group: {', '.join(obj.members)}"
         else:
-            table.add_row(name, getattr(obj, "description", ""))
+            description = str(getattr(obj, "description", "") or "")
+        if not selected:
+            description = (f"[{'shadowed by the built-in' if plain[0].builtin else 'ambiguous'} {entry.name!r}: "
+                           f"use {entry.qualified}] {description}").strip()
+        table.add_row(shown, entry.source, description)
     out.print(table)
 
 

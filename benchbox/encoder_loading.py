@@ -1,0 +1,108 @@
+"""``load_encoder``: an :class:`Encoder` from whatever names one.
+
+In this order (the first that applies wins):
+
+1. an :class:`Encoder` instance: itself; any other object with ``encode`` or a plain callable: adapted
+   (:func:`benchbox.encoder_adapter.as_encoder`);
+2. a registry name, plain (``glove-bow``) or qualified by its providing distribution
+   (``benchbox-toyplugin:tfidf``), see :mod:`benchbox.registry`;
+3. an existing trained-model folder (a training run or checkpoint folder whose manifest names its encoder);
+4. ``module:attribute`` (``my_models.encoders:MyEncoder``, the module importable from ``sys.path``): a
+   **class** is instantiated with the keyword arguments (``-e KEY=VALUE`` on the command line); an **object**
+   with ``encode`` is used as it is; any other **callable** is the encode function itself
+   (``fn(list[str]) -> array``). A factory function is therefore not called: expose what it returns as a
+   module attribute instead.
+
+A registered entry follows the same class / object / callable rule. Everything that is not an
+:class:`Encoder` is adapted (contract and caching policy: :mod:`benchbox.encoder_adapter`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from benchbox.encoder import Encoder
+from benchbox.encoder_adapter import as_encoder, describe
+from benchbox.errors import BenchboxError
+from benchbox.registry import ENCODERS, import_attribute
+from benchbox.store import MANIFEST, Run
+
+#: ``package.module:attribute.path``, all Python identifiers
+MODULE_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def load_encoder(spec: Any, **kwargs: Any) -> Encoder:
+    """An encoder from an object, a registry name, a trained-model folder or ``module:attribute`` (see the
+    module docstring); keyword arguments go to the encoder's class. Anything else raises a one-line
+    :class:`BenchboxError`."""
+    if not isinstance(spec, (str, os.PathLike)):
+        _no_options(spec, kwargs)
+        return as_encoder(spec)
+    text = os.fspath(spec)
+    if text not in ENCODERS:
+        if Path(text).exists():
+            return _from_folder(Path(text), kwargs)
+        if MODULE_ATTRIBUTE.fullmatch(text):
+            return instantiate(_import(text), text, kwargs)
+    entry = ENCODERS.resolve(text)  # an unknown name raises the registry's error: close names, available ones
+    return instantiate(ENCODERS.load(entry), text, kwargs, default_name=entry.name)
+
+
+def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str | None = None) -> Encoder:
+    """An encoder from what ``spec`` refers to: a class is called with ``kwargs``, an object or callable is
+    used (and adapted unless it is an :class:`Encoder`)."""
+    if isinstance(obj, type):
+        if not issubclass(obj, Encoder) and not callable(getattr(obj, "encode", None)):
+            raise BenchboxError(f"{spec} is {describe(obj)}, which has no encode(list[str]) method: not an encoder")
+        try:
+            obj = obj(**kwargs)
+        except (TypeError, ValueError) as exc:  # an unknown option, or a value the class refuses
+            raise BenchboxError(f"bad options for encoder {spec!r}: {exc}") from exc
+    else:
+        _no_options(obj, kwargs, spec)
+        if not isinstance(obj, Encoder) and not callable(getattr(obj, "encode", None)) and not callable(obj):
+            raise BenchboxError(f"{spec} is a {describe(obj)}, which has no encode(list[str]) method and is not "
+                                "callable: not an encoder")
+    return as_encoder(obj, default_name)
+
+
+def _no_options(obj: Any, kwargs: dict[str, Any], spec: str | None = None) -> None:
+    if kwargs:
+        raise BenchboxError(f"encoder options ({', '.join(sorted(kwargs))}) given, but {spec or describe(obj)} is "
+                            "an object, not a class: there is nothing to pass them to")
+
+
+def _import(reference: str) -> Any:
+    module_name, _, attribute = reference.partition(":")
+    try:
+        return import_attribute(reference)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise BenchboxError(f"{reference!r} is not a registered encoder (`benchbox list encoders`), and no module "
+                                f"{exc.name!r} can be imported: install it, add its folder to PYTHONPATH, or "
+                                "use --include FILE.py") from exc
+        raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {exc}") from exc
+    except AttributeError as exc:
+        raise BenchboxError(f"module {module_name!r} has no attribute {attribute!r}: check the name after ':'") from exc
+    except Exception as exc:  # the module's own code raised: contain it
+        raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
+    """A trained model from a training run or checkpoint folder whose manifest names its encoder class."""
+    if not (path / MANIFEST).is_file():
+        raise BenchboxError(
+            f"{path} exists but is not a benchbox model folder (no {MANIFEST}); give an encoder name "
+            f"({', '.join(ENCODERS.names())}) or a training run folder"
+        )
+    manifest = Run.open(path).manifest
+    encoder_name = (manifest.get("encoder") or {}).get("name")
+    if not encoder_name:
+        raise BenchboxError(f"{path / MANIFEST} names no encoder: is it an evaluation run, not a model?")
+    cls = ENCODERS.get(encoder_name)
+    if not hasattr(cls, "from_path"):
+        raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
+    return cls.from_path(path, **kwargs)

@@ -1,0 +1,48 @@
+"""``benchbox --include FILE.py``: import a Python file that is not part of any installed package, so that the
+encoders and tasks it registers (``ENCODERS.register(...)``, ``TASKS.register(...)``, provider ``local``) or
+defines (usable as ``module:attribute`` under the module name ``FILE``'s stem) exist for this command.
+
+The file runs once per process, as a module named after its stem (``my_encoders.py`` → ``my_encoders``),
+which must not shadow an importable module. Its folder is not added to ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from benchbox.errors import BenchboxError
+
+
+def include_file(path: str | os.PathLike) -> ModuleType:
+    """Import ``path`` as a module named after its stem; every failure is a one-line :class:`BenchboxError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise BenchboxError(f"--include {path}: no such file; give a .py file that registers encoders or tasks")
+    if path.suffix != ".py" or not path.stem.isidentifier():
+        raise BenchboxError(f"--include {path}: not a Python file with an importable name (NAME.py)")
+    name = path.stem
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if Path(getattr(loaded, "__file__", "") or "").resolve() == path.resolve():
+            return loaded
+        raise BenchboxError(f"--include {path}: a module named {name!r} is already imported "
+                            f"({getattr(loaded, '__file__', 'built in')}); rename the file")
+    found = importlib.util.find_spec(name)
+    if found is not None and Path(found.origin or "").resolve() != path.resolve():
+        raise BenchboxError(f"--include {path}: its name {name!r} would shadow the module {found.origin}; "
+                            "rename the file")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the file's own code: any error becomes one line
+        del sys.modules[name]
+        if isinstance(exc, BenchboxError):
+            raise BenchboxError(f"--include {path}: {exc}") from exc
+        raise BenchboxError(f"--include {path} failed: {type(exc).__name__}: {exc}") from exc
+    return module

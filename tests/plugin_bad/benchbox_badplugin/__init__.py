@@ -1,0 +1,1 @@
+"""benchbox-badplugin: a misbehaving plugin package for benchbox's plugin tests (see pyproject.toml)."""
