@@ -627,3 +627,25 @@ def test_hostile_input_is_one_line_and_writes_nothing(hostile, tmp_path, capsys)
 
 def test_table_is_large_and_labelled_by_loader():
     assert len(CASES) >= 60 and len({c.id for c in CASES}) == len(CASES)
+
+
+def test_untrained_char_model_hint_names_both_ways_to_train(tmp_path, capsys):
+    outcome = run_cli(["eval", "char-gru", "--task", "sickr-cosine", "--runs-dir", str(tmp_path / "runs")], tmp_path,
+                      lambda: capsys.readouterr().err)
+    assert outcome.code == 2 and "--features FILE` with image features" in outcome.stderr
+    assert "--visual cluster` with captions alone" in outcome.stderr
+
+
+def test_caption_only_model_on_retrieval_says_features_cannot_help(tmp_path, capsys):
+    from benchbox.registry import ENCODERS
+
+    ENCODERS.register(ToyGrounded.name, ToyGrounded)
+    run, _ = _char_run(tmp_path, feature_dim=None)
+    argv = _retrieval(tmp_path, features_file(tmp_path))
+    argv[1] = str(run)
+    outcome = run_cli(argv, tmp_path, lambda: capsys.readouterr().err)
+    assert outcome.code == 2 and "trained without images (--visual cluster): no --features can help" in outcome.stderr
+    without = [a for i, a in enumerate(argv) if a != "--features" and argv[i - 1] != "--features"]
+    outcome = run_cli(without, tmp_path, lambda: capsys.readouterr().err)
+    assert outcome.code == 2 and "no --features can help" in outcome.stderr and "pass --features" not in outcome.stderr
+    assert not (tmp_path / "runs").exists() or not files_under(tmp_path / "runs")
