@@ -613,6 +613,44 @@ for _name in ("manifest a JSON list", "manifest not UTF-8", "empty metrics", "em
     _run_folder_case(_name)
 
 
+# train infersent: the SentEval-style NLI folder and the word vectors
+
+def _nli(tmp: Path, spoil: Callable[[Path], Path], *extra: str) -> tuple[list[str], str]:
+    nli = tmp / "nli"
+    nli.mkdir()
+    for split in ("train", "dev", "test"):
+        (nli / f"s1.{split}").write_text("a dog runs .\na cat sits .\n")
+        (nli / f"s2.{split}").write_text("an animal moves .\na dog sleeps .\n")
+        (nli / f"labels.{split}").write_text("entailment\ncontradiction\n")
+    named = spoil(nli)
+    return (["train", "infersent", "--nli", str(nli), "--hidden", "2", "--epochs", "1", *extra,
+             "--out", str(tmp / "run")], str(named))
+
+
+def _nli_case(name: str, spoil: Callable[[Path], Path], *extra: str):
+    case("nli-training", name)(lambda tmp: _nli(tmp, spoil, *extra))
+
+
+def _write(name: str, data: bytes) -> Callable[[Path], Path]:
+    def spoil(nli: Path) -> Path:
+        (nli / name).write_bytes(data)
+        return nli / name
+    return spoil
+
+
+_nli_case("s1 not UTF-8", _write("s1.train", b"caf\xe9 .\na cat .\n"))
+_nli_case("labels unknown", _write("labels.dev", b"entailment\nmaybe\n"))
+_nli_case("s2 one line short", _write("s2.train", b"one line .\n"))
+_nli_case("train split empty", lambda nli: [_write(f"{n}.train", b"")(nli) for n in ("s1", "s2", "labels")][0])
+_nli_case("dev split missing", lambda nli: ((nli / "s2.dev").unlink(), nli / "s2.dev")[1])
+
+
+@case("nli-training", "word vectors empty")
+def _nli_vectors(tmp: Path):
+    (tmp / "v.txt").write_bytes(b"")
+    return _nli(tmp, lambda nli: tmp / "v.txt", "--word-vectors", str(tmp / "v.txt"))
+
+
 # --- the test ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("hostile", CASES, ids=[c.id for c in CASES])
@@ -654,40 +692,3 @@ def test_caption_only_model_on_retrieval_says_features_cannot_help(tmp_path, cap
     assert outcome.code == 2 and "no --features can help" in outcome.stderr and "pass --features" not in outcome.stderr
     assert not (tmp_path / "runs").exists() or not files_under(tmp_path / "runs")
 
-
-# train infersent: the SentEval-style NLI folder and the word vectors
-
-def _nli(tmp: Path, spoil: Callable[[Path], Path], *extra: str) -> tuple[list[str], str]:
-    nli = tmp / "nli"
-    nli.mkdir()
-    for split in ("train", "dev", "test"):
-        (nli / f"s1.{split}").write_text("a dog runs .\na cat sits .\n")
-        (nli / f"s2.{split}").write_text("an animal moves .\na dog sleeps .\n")
-        (nli / f"labels.{split}").write_text("entailment\ncontradiction\n")
-    named = spoil(nli)
-    return (["train", "infersent", "--nli", str(nli), "--hidden", "2", "--epochs", "1", *extra,
-             "--out", str(tmp / "run")], str(named))
-
-
-def _nli_case(name: str, spoil: Callable[[Path], Path], *extra: str):
-    case("nli-training", name)(lambda tmp: _nli(tmp, spoil, *extra))
-
-
-def _write(name: str, data: bytes) -> Callable[[Path], Path]:
-    def spoil(nli: Path) -> Path:
-        (nli / name).write_bytes(data)
-        return nli / name
-    return spoil
-
-
-_nli_case("s1 not UTF-8", _write("s1.train", b"caf\xe9 .\na cat .\n"))
-_nli_case("labels unknown", _write("labels.dev", b"entailment\nmaybe\n"))
-_nli_case("s2 one line short", _write("s2.train", b"one line .\n"))
-_nli_case("train split empty", lambda nli: [_write(f"{n}.train", b"")(nli) for n in ("s1", "s2", "labels")][0])
-_nli_case("dev split missing", lambda nli: ((nli / "s2.dev").unlink(), nli / "s2.dev")[1])
-
-
-@case("nli-training", "word vectors empty")
-def _nli_vectors(tmp: Path):
-    (tmp / "v.txt").write_bytes(b"")
-    return _nli(tmp, lambda nli: tmp / "v.txt", "--word-vectors", str(tmp / "v.txt"))
