@@ -38,6 +38,7 @@ from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
 from benchbox.store import MANIFEST, new_run_id, package_versions
 from benchbox.training.finite import FiniteGuard
+from benchbox.training.stop import StopRequest
 from benchbox.wordvec import WordVectors, load_word_vectors
 
 LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
@@ -140,6 +141,10 @@ class NLITrainer:
         encoder = BiLSTMMax(self.vectors.dim, config.hidden, config.padding)
         self.net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(self.device)
         self.history: list[dict[str, float]] = []
+        #: SIGINT/SIGTERM stop training after the current step (:mod:`benchbox.training.stop`)
+        self.stop = StopRequest()
+        #: the signal that stopped training (None: it ran to the end); the CLI exits 128 + it
+        self.stopped_by_signal: int | None = None
 
     def encoder_config(self) -> dict[str, Any]:
         """What :meth:`InferSentEncoder.from_path` needs to rebuild the encoder."""
@@ -197,10 +202,12 @@ class NLITrainer:
             self.guard.check_weights(self.steps, self.net.parameters(), hint="lower --lr")
             losses.append(loss.item())
             correct += int((logits.argmax(1) == target).sum())
+            if self.stop.check():
+                break
         return float(np.mean(losses)), 100.0 * correct / len(labels)
 
     def run(self) -> Path:
-        with output_lock(self.out):  # no second process writes into the same run folder
+        with output_lock(self.out), self.stop.installed():  # no second process writes into the same run folder
             return self._run()
 
     def _run(self) -> Path:
@@ -223,6 +230,11 @@ class NLITrainer:
                 optimizer.param_groups[0]["lr"] *= cfg.decay
             lr = optimizer.param_groups[0]["lr"]
             loss, train_acc = self._epoch(train, optimizer)
+            if self.stop.check():  # the interrupted epoch is dropped; the best model so far stays in the folder
+                self.stopped_by_signal = self.stop.signum
+                manifest.update(status="interrupted", history=self.history)
+                write_json(self.out / MANIFEST, manifest)
+                return self.out
             dev_acc = self.accuracy(dev)
             self.history.append({"epoch": epoch, "lr": lr, "loss": loss, "train_acc": train_acc, "dev_acc": dev_acc})
             log(f"epoch {epoch}: lr {lr:.5g}, loss {loss:.4f}, train acc {train_acc:.2f}, dev acc {dev_acc:.2f}")
