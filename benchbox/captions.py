@@ -201,6 +201,8 @@ def load_karpathy_json(
             content = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BenchboxError(f"cannot read Karpathy caption file {path}: {exc}") from None
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack
+        raise BenchboxError(f"{path}: not a Karpathy caption file (JSON nested too deeply to read)") from None
     if not isinstance(content, dict) or not isinstance(content.get("images"), list):
         raise BenchboxError(f"{path}: not a Karpathy caption file (expected an object with an 'images' list)")
     declared = content.get("dataset")
@@ -213,6 +215,8 @@ def load_karpathy_json(
         where = f"{path}: images[{index}]"
         if not isinstance(image, dict) or not {"split", "filename", "sentences"} <= image.keys():
             raise BenchboxError(f"{where}: needs 'split', 'filename' and 'sentences'")
+        if not isinstance(image["filename"], str) or not image["filename"]:
+            raise BenchboxError(f"{where}: 'filename' must be a non-empty string, found {image['filename']!r}")
         if image["split"] not in wanted:
             continue
         sentences = image["sentences"]
@@ -221,7 +225,7 @@ def load_karpathy_json(
             raise BenchboxError(f"{where} ({image['filename']}): {count} captions, needs at least {PER_IMAGE}")
         if dataset == "flickr8k" and len(sentences) != PER_IMAGE:
             raise BenchboxError(f"{where} ({image['filename']}): {len(sentences)} captions; Flickr8k has {PER_IMAGE}")
-        image_ids.append(str(image["filename"]))
+        image_ids.append(image["filename"])
         for sentence in sentences[:PER_IMAGE]:
             caption = _json_caption(sentence, text, where)
             captions.append(merkx_full_stop(caption) if full_stop else caption)

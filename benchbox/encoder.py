@@ -69,7 +69,12 @@ class Encoder(ABC):
         check_number("batch size", batch_size, low=1)
         if not sentences:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = np.asarray(self._encode(sentences, batch_size), dtype=np.float32)
+        returned = self._encode(sentences, batch_size)
+        try:
+            out = np.asarray(returned, dtype=np.float32)
+        except (ValueError, TypeError) as exc:  # ragged rows, strings, objects
+            raise BenchboxError(f"encoder {self.name!r} returned {type(returned).__name__} that is not a numeric "
+                                f"[{len(sentences)}, {self.dim}] matrix ({' '.join(str(exc).split())})") from None
         if out.shape != (len(sentences), self.dim):
             raise BenchboxError(
                 f"encoder {self.name!r} returned shape {out.shape}, expected ({len(sentences)}, {self.dim})"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ def _check_matrix(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> None:
         raise BenchboxError(f"{path}: features must be a 2-D array [images, dim], found shape {tuple(shape)}")
     if not np.issubdtype(dtype, np.floating):
         raise BenchboxError(f"{path}: features must be floating point (float16/32/64), found dtype {dtype}")
+    if shape[1] < 1:
+        raise BenchboxError(f"{path}: features have dimension 0 (shape {tuple(shape)}); each image needs a vector")
 
 
 def _as_strings(path: Path, values: np.ndarray) -> list[str]:
@@ -99,14 +102,25 @@ def _as_strings(path: Path, values: np.ndarray) -> list[str]:
     raise BenchboxError(f"{path}: the image ids must be strings, found dtype {values.dtype}")
 
 
-def _parse_metadata(path: Path, text: str | bytes | None) -> dict[str, Any]:
+def _parse_metadata(path: Path, text: Any) -> dict[str, Any]:
     if text is None:
         return {}
+    if isinstance(text, np.void):  # an opaque HDF5 attribute
+        text = text.tobytes()
+    if not isinstance(text, (str, bytes)):
+        raise BenchboxError(f"{path}: its metadata must be a JSON string, found {type(text).__name__}")
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BenchboxError(f"{path}: its metadata is not valid JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep to parse
+        raise BenchboxError(f"{path}: its metadata is not valid UTF-8 JSON ({type(exc).__name__}: {exc})") from None
     return value if isinstance(value, dict) else {}
+
+
+def _read_utf8(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{path}: not UTF-8 text ({exc})") from None
 
 
 def _open_npy(path: Path) -> FeatureSource:
@@ -117,24 +131,26 @@ def _open_npy(path: Path) -> FeatureSource:
         )
     try:
         matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
-        raise BenchboxError(f"{path}: not a plain numeric .npy array ({exc}); pickled arrays are not read") from exc
+    except (ValueError, OSError, EOFError) as exc:  # EOFError: an empty file
+        raise BenchboxError(f"{path}: not a plain numeric .npy array ({type(exc).__name__}: {exc}); "
+                            "pickled arrays are not read") from None
     _check_matrix(path, matrix.shape, matrix.dtype)
-    ids = sidecar.read_text(encoding="utf-8").splitlines()
+    ids = _read_utf8(sidecar).splitlines()
     if ids and ids[-1] == "":
         ids = ids[:-1]
     if len(ids) != matrix.shape[0]:
         raise BenchboxError(f"{sidecar} lists {len(ids)} image ids but {path} has {matrix.shape[0]} rows")
     meta = meta_path(path)
-    metadata = _parse_metadata(path, meta.read_text(encoding="utf-8") if meta.is_file() else None)
+    metadata = _parse_metadata(meta, _read_utf8(meta) if meta.is_file() else None)
     return FeatureSource(path, ids, matrix.shape[1], matrix.dtype, lambda rows: np.asarray(matrix[rows]), metadata)
 
 
 def _open_npz(path: Path) -> FeatureSource:
     try:
         archive = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise BenchboxError(f"{path}: not a readable .npz archive ({exc})") from exc
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # EOFError: empty; BadZipFile: truncated
+        raise BenchboxError(f"{path}: not a readable .npz archive ({type(exc).__name__}: {exc}); "
+                            "write it again (`benchbox features extract`)") from None
     with archive:
         missing = [name for name in ("ids", "features") if name not in archive.files]
         if missing:
@@ -147,11 +163,15 @@ def _open_npz(path: Path) -> FeatureSource:
             raw_meta = archive["metadata"] if "metadata" in archive.files else None
         except ValueError as exc:
             raise BenchboxError(f"{path}: an array needs pickle to load ({exc}); store ids as a string array") from exc
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:  # a member cut short (a truncated archive)
+            raise BenchboxError(f"{path}: a truncated or corrupt .npz archive ({type(exc).__name__}: {exc}); "
+                                "write it again") from None
     _check_matrix(path, matrix.shape, matrix.dtype)
     ids = _as_strings(path, raw_ids)
     if len(ids) != matrix.shape[0]:
         raise BenchboxError(f"{path}: 'ids' has {len(ids)} entries but 'features' has {matrix.shape[0]} rows")
-    metadata = _parse_metadata(path, None if raw_meta is None else str(raw_meta))
+    text = raw_meta.item() if raw_meta is not None and raw_meta.ndim == 0 and raw_meta.dtype.kind in "US" else raw_meta
+    metadata = _parse_metadata(path, None if text is None else text if isinstance(text, (str, bytes)) else str(text))
     return FeatureSource(path, ids, matrix.shape[1], matrix.dtype, lambda rows: matrix[rows], metadata)
 
 

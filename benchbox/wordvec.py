@@ -124,16 +124,21 @@ def _npy_with_vocab(path: Path, vocab_path: Path) -> WordVectors:
     if not vocab_path.is_file():
         raise BenchboxError(f"{path} needs a vocabulary file (one word per line): {vocab_path} not found")
     try:
-        vectors = np.load(path, mmap_mode="r")
-    except (ValueError, OSError) as exc:
-        raise BenchboxError(f"{path} is not a readable .npy matrix: {exc}") from exc
-    words = vocab_path.read_text(encoding="utf-8").split("\n")
+        vectors = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:  # EOFError: an empty file
+        raise BenchboxError(f"{path} is not a readable .npy matrix ({type(exc).__name__}: {exc})") from None
+    try:
+        words = vocab_path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{vocab_path}: the vocabulary is not UTF-8 text ({exc}); re-encode it as UTF-8") from None
     if words and words[-1] == "":
         words.pop()
     if vectors.ndim != 2 or len(words) != vectors.shape[0]:
         raise BenchboxError(
             f"{path} has shape {vectors.shape} but {vocab_path} lists {len(words)} words: they must match"
         )
+    if vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        raise BenchboxError(f"{path} holds no word vectors (shape {vectors.shape})")
     if not np.issubdtype(vectors.dtype, np.floating):
         raise BenchboxError(f"{path} holds {vectors.dtype} values; word vectors must be floating point")
     digest = hashlib.sha256(f"{_file_key(path)}|{_file_key(vocab_path)}".encode()).hexdigest()

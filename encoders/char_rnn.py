@@ -38,7 +38,8 @@ class CharRNNEncoder(ImageTextEncoder):
         if not members:
             raise BenchboxError(
                 f"{self.name} has no pretrained weights: train one (`benchbox train {self.name} --dataset flickr8k "
-                f"--features FILE`) and pass the run folder instead of the name (`benchbox eval runs/<train-run>`)"
+                f"--features FILE` with image features, or `--visual cluster` with captions alone) and pass the run "
+                f"folder instead of the name (`benchbox eval runs/<train-run>`)"
             )
         configs = {m.config for m in members}
         if len(configs) != 1:
@@ -91,6 +92,11 @@ class CharRNNEncoder(ImageTextEncoder):
     def dim(self) -> int:
         return self.net_config.dim
 
+    @property
+    def has_image_branch(self) -> bool:
+        """False for a model trained with ``--visual cluster``: it embeds captions only (no retrieval)."""
+        return self.members[0].image is not None
+
     def config(self) -> dict[str, Any]:
         return {
             "architecture": asdict(self.net_config),
@@ -127,7 +133,8 @@ class CharRNNEncoder(ImageTextEncoder):
     def encode_images(self, features: np.ndarray) -> np.ndarray:
         if self.members[0].image is None:
             raise BenchboxError(
-                f"this {self.name} model was trained without images (--visual cluster): it has no image branch"
+                f"this {self.name} model ({self.source}) was trained without images (--visual cluster): it has no "
+                "image branch, so it cannot do retrieval; evaluate it on text tasks (no --features needed)"
             )
         x = torch.as_tensor(np.asarray(features, dtype=np.float32))
         if x.ndim != 2 or x.shape[1] != self.net_config.feature_dim:

@@ -182,7 +182,10 @@ def load_snapshot(path: str | os.PathLike) -> tuple[CharRNNNet, dict[str, Any]]:
         vocab = CharVocab(tuple(payload["vocab"]))
         net = CharRNNNet(vocab, config)
         net.load_state_dict(payload["state_dict"])
-    except (KeyError, TypeError, RuntimeError) as exc:
-        raise BenchboxError(f"snapshot {path} is incompatible with its recorded architecture: {exc}") from exc
+    except BenchboxError as exc:  # a bad vocabulary or configuration: say which file holds it
+        raise BenchboxError(f"snapshot {path}: {exc}; re-train or re-copy it") from None
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
+        reason = " ".join(str(exc).split())  # torch's size-mismatch report spans lines
+        raise BenchboxError(f"snapshot {path} is incompatible with its recorded architecture: {reason}") from None
     net.eval()
     return net, dict(payload.get("meta") or {})

@@ -29,10 +29,12 @@ class CharVocab:
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if any(not isinstance(c, str) or len(c) != 1 for c in self.chars):
-            raise BenchboxError("a character vocabulary holds single characters only")
-        if len(set(self.chars)) != len(self.chars):
-            raise BenchboxError("a character vocabulary lists each character once")
+        bad = [c for c in self.chars if not isinstance(c, str) or len(c) != 1]
+        if bad:
+            raise BenchboxError(f"a character vocabulary holds single characters (str) only, found {bad[0]!r}")
+        repeated = sorted({c for c in self.chars if self.chars.count(c) > 1})
+        if repeated:
+            raise BenchboxError(f"a character vocabulary lists each character once, {repeated[0]!r} is repeated")
         object.__setattr__(self, "_index", {c: i + RESERVED for i, c in enumerate(self.chars)})
 
     @classmethod

@@ -124,6 +124,11 @@ class Retrieval(Task):
                 f"{self.name} needs an encoder with an image branch (a trained grounded model, e.g. a "
                 f"`benchbox train char-gru` run); {encoder.name!r} only encodes text"
             )
+        if not getattr(encoder, "has_image_branch", True):  # e.g. a char-RNN trained with --visual cluster
+            raise BenchboxError(
+                f"{self.name} needs an image branch, and this {encoder.name} model was trained without images "
+                "(--visual cluster): no --features can help; evaluate it on text tasks"
+            )
         options = ctx.options
         if options.features is None:
             raise BenchboxError(

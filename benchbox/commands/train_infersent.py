@@ -52,7 +52,18 @@ def train_infersent(
         lr_shrink=lr_shrink, min_lr=min_lr, max_norm=max_norm, seed=seed, train_split=train_split,
         dev_split=dev_split, test_split=test_split or None, max_train=max_train, max_dev=max_dev, device=device,
     )
-    out.print(str(NLITrainer(config, out_dir).run()))
+    trainer = NLITrainer(config, out_dir)
+    run = trainer.run()
+    out.print(str(run))
+    if trainer.stopped_by_signal is not None:
+        import signal
+
+        from benchbox.console import log
+
+        best = "the best model so far is kept there" if trainer.history else "no epoch had finished, no model was saved"
+        log(f"interrupted by {signal.Signals(trainer.stopped_by_signal).name}; {run}: {best} (InferSent training has "
+            "no --resume: run the command again to train further)")
+        raise typer.Exit(128 + trainer.stopped_by_signal)
 
 
 def register(train_app: typer.Typer) -> None:

@@ -38,6 +38,7 @@ from benchbox.outdir import check_writable, output_lock
 from benchbox.provenance import manifest_header
 from benchbox.store import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
+from benchbox.training.stop import StopRequest
 from benchbox.wordvec import WordVectors, load_word_vectors
 
 LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
@@ -77,6 +78,13 @@ class NLISplit:
     labels: np.ndarray
 
 
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return [line.rstrip("\n").rstrip() for line in path.open(encoding="utf-8")]
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{path}: not UTF-8 text ({exc})") from None
+
+
 def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
     """``s1.<split>``, ``s2.<split>``, ``labels.<split>`` of a SentEval-style NLI folder (first ``limit`` pairs)."""
     files = [folder / f"{name}.{split}" for name in ("s1", "s2", "labels")]
@@ -85,13 +93,17 @@ def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
             raise BenchboxError(
                 f"{f} not found: --nli takes a SentEval-style NLI folder with s1.{split}, s2.{split}, labels.{split}"
             )
-    s1, s2, raw = ([line.rstrip("\n").rstrip() for line in f.open(encoding="utf-8")] for f in files)
-    if not len(s1) == len(s2) == len(raw):
-        raise BenchboxError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, {len(raw)} lines")
+    s1, s2, raw = (_read_lines(f) for f in files)
+    for f, lines in zip(files[1:], (s2, raw)):
+        if len(lines) != len(s1):
+            raise BenchboxError(f"{f}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, {len(raw)} "
+                                "lines; line i of each is pair i")
     unknown = sorted({label for label in raw if label not in LABELS})
     if unknown:
         raise BenchboxError(f"{files[2]}: unknown labels {unknown[:5]} (expected {', '.join(LABELS)})")
     n = len(s1) if limit is None else min(limit, len(s1))
+    if n == 0:
+        raise BenchboxError(f"{files[0]}: the {split} split holds no sentence pairs")
     for f, sentences in zip(files, (s1[:n], s2[:n])):
         check_lengths(sentences, lambda i, f=f: f"{f}:{i + 1}")
     return NLISplit(s1[:n], s2[:n], np.array([LABELS[label] for label in raw[:n]], dtype=np.int64))
@@ -129,6 +141,10 @@ class NLITrainer:
         encoder = BiLSTMMax(self.vectors.dim, config.hidden, config.padding)
         self.net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(self.device)
         self.history: list[dict[str, float]] = []
+        #: SIGINT/SIGTERM stop training after the current step (:mod:`benchbox.training.stop`)
+        self.stop = StopRequest()
+        #: the signal that stopped training (None: it ran to the end); the CLI exits 128 + it
+        self.stopped_by_signal: int | None = None
 
     def encoder_config(self) -> dict[str, Any]:
         """What :meth:`InferSentEncoder.from_path` needs to rebuild the encoder."""
@@ -186,10 +202,12 @@ class NLITrainer:
             self.guard.check_weights(self.steps, self.net.parameters(), hint="lower --lr")
             losses.append(loss.item())
             correct += int((logits.argmax(1) == target).sum())
+            if self.stop.check():
+                break
         return float(np.mean(losses)), 100.0 * correct / len(labels)
 
     def run(self) -> Path:
-        with output_lock(self.out):  # no second process writes into the same run folder
+        with output_lock(self.out), self.stop.installed():  # no second process writes into the same run folder
             return self._run()
 
     def _run(self) -> Path:
@@ -210,6 +228,11 @@ class NLITrainer:
                 optimizer.param_groups[0]["lr"] *= cfg.decay
             lr = optimizer.param_groups[0]["lr"]
             loss, train_acc = self._epoch(train, optimizer)
+            if self.stop.check():  # the interrupted epoch is dropped; the best model so far stays in the folder
+                self.stopped_by_signal = self.stop.signum
+                manifest.update(status="interrupted", history=self.history)
+                write_json(self.out / MANIFEST, manifest)
+                return self.out
             dev_acc = self.accuracy(dev)
             self.history.append({"epoch": epoch, "lr": lr, "loss": loss, "train_acc": train_acc, "dev_acc": dev_acc})
             log(f"epoch {epoch}: lr {lr:.5g}, loss {loss:.4f}, train acc {train_acc:.2f}, dev acc {dev_acc:.2f}")
