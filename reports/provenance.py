@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.reports.sources import Source
 

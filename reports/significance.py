@@ -15,7 +15,7 @@ from typing import Protocol
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Bullets, Paragraph, Table
 
 COLUMNS = ("task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",

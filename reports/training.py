@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.store import Run
 

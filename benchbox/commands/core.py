@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -16,11 +15,12 @@ from benchbox.cache import EmbeddingCache
 from benchbox.data import existing_data_dir
 from benchbox.console import log, out, progress_bar, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.evaluation import Evaluation, load_encoder, run_tasks
+from benchbox.evaluation import load_encoder, run_tasks
 from benchbox.labels import label_option, model_folder_label
 from benchbox.outdir import check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
+from benchbox.tables import print_table, results_table
 from benchbox.task import TaskGroup, TaskOptions
 
 
@@ -58,10 +58,6 @@ def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
-def _fmt(value: float) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
@@ -83,6 +79,7 @@ def eval_command(
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metric records as JSON instead of a table.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
@@ -105,25 +102,13 @@ def eval_command(
     if as_json:
         out.print_json(json.dumps([r.to_dict() for r in evaluation.records]))
     else:
-        out.print(results_table(label or encoder.name, evaluation))
+        print_table(out, results_table(label or encoder.name, evaluation, wide), wide)
     if save:  # after printing: a failed save loses nothing
         try:
             path = evaluation.save(runs_dir)
         except OSError as exc:
             raise BenchboxError(f"the results above could not be saved under {runs_dir}: {exc}") from None
         log(f"run written to {path}")
-
-
-def results_table(name: str, evaluation: Evaluation) -> Table:
-    """The metric records as a table: value, 95% interval, n."""
-    table = Table(title=f"{name} ({evaluation.encoder['fingerprint']})")
-    for column in ("task", "subset", "metric", "value", "95% CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left",
-                         no_wrap=column in ("metric", "value", "95% CI", "n"))
-    for r in evaluation.records:
-        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
-        table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n) if r.n else "")
-    return table
 
 
 def register(app: typer.Typer) -> None:
