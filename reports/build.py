@@ -105,6 +105,9 @@ def _training_sections(runs: list[Source]) -> list[Section]:
         "snapshot selection criterion), semantic scores where the run evaluated them (--eval-semantic), and the "
         "training loss.")]
     for i, (label, run) in enumerate(trained, 1):
+        state = training.status(run, detail=True)
+        if state != "complete":
+            blocks.append(Paragraph(f"{label}: {state}."))
         curves = training.curves(run)
         if curves.empty:
             blocks.append(Paragraph(f"{label}: no snapshot or epoch recorded yet."))

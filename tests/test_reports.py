@@ -152,8 +152,9 @@ def test_markdown_report_shows_numbers_provenance_and_figure(runs, tmp_path):
 def test_tables_keep_their_shape_and_hostile_names_are_escaped(runs, tmp_path):
     out = write_report([runs["glove"], runs["evil"]], tmp_path / "report.md")
     text = out.read_text()
-    assert "<script" not in text and "<img" not in text and "</td>" not in text
-    assert "&lt;script&gt;" in text and r"\| \*bold\* \[link\](http://evil.example)" in text
+    # markdown escapes, no HTML entities: every '<' that could open a tag carries a backslash
+    assert not re.search(r"(?<!\\)<[A-Za-z/!?]", text) and "&lt;" not in text and "&amp;" not in text
+    assert r"\<script>window.\_\_xss=2\</script>" in text and r"\| \*bold\* \[link\](http://evil.example)" in text
     assert r"\`code\` # not a heading" in text and not re.search(r"(?<!\\)`", text)
     # every row of every table has as many cells as its header: no '|' in data split a cell
     blocks = re.split(r"\n\n", text)
@@ -363,3 +364,42 @@ def test_report_on_real_training_runs(data_root, runs, tmp_path):
         pearson = semantic[(semantic["epoch"] == best["epoch"]) & (semantic["metric"] == "pearson")]["value"].item()
         assert (f"| char-gru ({run.name}) | char-gru (flickr8k, random, hinge-sum) | {hidden} | 2 | complete | "
                 f"{best['epoch']} | {best['score']:.1f} | {100 * pearson:.1f} |") in text
+
+
+def _train_run(root: Path, name: str, **manifest) -> Path:
+    """A training run folder as ``benchbox train`` writes it, with two scored snapshots."""
+    run = root / name
+    run.mkdir()
+    snapshots = [{"epoch": e, "file": f"snapshots/epoch-{e:03d}.pt", "score": s, "dev": {"c2c_r10": s}}
+                 for e, s in ((4, 30.0), (8, 35.5))]
+    (run / "manifest.json").write_text(json.dumps({
+        "run_id": name, "kind": "train", "status": "complete", "created": "2026-01-01T00:00:00+00:00",
+        "encoder": {"name": "char-gru", "config": {"hidden": 64}}, "steps_per_epoch": 12, "snapshots": snapshots,
+        "config": {"encoder": "char-gru", "dataset": "flickr8k", "visual": "cluster", "loss": "hinge-sum",
+                   "hidden": 64, "epochs": 8}, **manifest}))
+    return run
+
+
+def test_model_selection_states_the_criterion_each_run_recorded(tmp_path):
+    from benchbox.training.trainer import SELECTION
+
+    cluster = _train_run(tmp_path, "cluster", selection=SELECTION[1])
+    text = write_report([cluster], tmp_path / "one.md").read_text()
+    assert f"*Training runs: the snapshot with the best dev score ({escape(SELECTION[1])}) and" in text
+    assert "mean R@10 of both directions" not in text
+    features = _train_run(tmp_path, "features", selection=SELECTION[0],
+                          config={"encoder": "char-gru", "visual": "features", "hidden": 64})
+    text = write_report([cluster, features], tmp_path / "two.md").read_text()
+    assert "| Selection criterion |" in text
+    assert f"| complete | {escape(SELECTION[1])} | 8 | 35.5 |" in text and f"| {escape(SELECTION[0])} | 8 |" in text
+
+
+def test_an_interrupted_training_run_is_marked_incomplete_with_how_to_resume(tmp_path):
+    stopped = _train_run(tmp_path, "stopped", status="stopped", stopped_at_step=37)
+    failed = _train_run(tmp_path, "failed", status="stopped", error="non-finite loss at step 3")
+    text = write_report([stopped, failed], tmp_path / "r.md").read_text()
+    assert (f"char-gru (stopped): incomplete (interrupted at step 37 of 96; resume with the same benchbox train "
+            f"command and --out {escape(stopped)} --resume).") in text
+    assert "char-gru (failed): stopped: non-finite loss at step 3." in text
+    assert "| char-gru (stopped) | stopped | train, incomplete (interrupted at step 37) |" in text
+    assert "| 2 | incomplete (interrupted at step 37) | 8 |" in text and "| 2 | stopped (error) | 8 |" in text
