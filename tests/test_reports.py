@@ -250,23 +250,37 @@ def test_training_curves_of_an_nli_run_without_snapshots(layout_runs, tmp_path):
 
 
 def test_significance_section_from_a_comparison_table(runs, tmp_path):
-    class Fake:
-        table = pd.DataFrame([{
-            "task": "stsb-cosine", "subset": "test", "metric": "pearson", "model_a": EVIL, "model_b": "glove-bow",
-            "value_a": 0.5, "ci_low_a": 0.45, "ci_high_a": 0.55, "value_b": 0.4, "ci_low_b": 0.35, "ci_high_b": 0.45,
-            "diff": 0.1, "diff_ci_low": 0.05, "diff_ci_high": 0.15, "test": "williams", "statistic": 3.1, "p": 0.0004,
-            "p_holm": 0.0008, "p_bh": 0.0008, "verdict": "better", "approximate": False}])
+    def row(subset, metric, verdict, unit, p):
+        return {"task": "stsb-cosine", "subset": subset, "metric": metric, "model_a": EVIL, "model_b": "glove-bow",
+                "value_a": 0.5, "ci_low_a": 0.45, "ci_high_a": 0.55, "value_b": 0.4, "ci_low_b": 0.35,
+                "ci_high_b": 0.45, "diff": 0.1, "diff_ci_low": 0.05, "diff_ci_high": 0.15, "test": "williams",
+                "statistic": 3.1, "p": p, "p_holm": 2 * p, "p_bh": 1.5 * p, "verdict": verdict, "approximate": False,
+                "unit": unit}
 
-        def summary_lines(self):
-            return [f"{EVIL} significantly better than glove-bow on 1 of 1 tasks"]
+    class Fake:
+        correction = "holm"
+        table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
+                              row("dev", "pearson", "no significant difference", True, 0.2),
+                              row("test", "spearman", "better", False, 0.0001)])
 
     sources = [Source("glove-bow", Run.open(runs["glove"]).metrics, Run.open(runs["glove"]))]
-    from benchbox.reports import markdown
+    from benchbox.reports import html, markdown
 
     text = markdown.render(build_report(sources, Fake()), tmp_path / "r.md")
-    assert "## Pairwise significance" in text
-    assert "| 50.0 \\[45.0, 55.0\\] | 40.0 \\[35.0, 45.0\\] | 10.0 \\[5.0, 15.0\\] | williams | &lt;0.001 | &lt;0.001 | &lt;0.001 | better |" in text
-    assert "- &lt;img" in text and "<img" not in text
+    section = text.split("## Pairwise significance")[1].split("\n## ")[0]
+    # the headline from the verdicts of the per-task (unit) rows, then a compact table with the verdict first
+    assert (f"{escape(EVIL)} vs glove-bow: {escape(EVIL)} is significantly better on 1 of 2 tasks, worse on 0 and "
+            "not significantly different on 1 (Holm-corrected, 5%).") in section
+    assert f"| {escape(EVIL)} is | Task | Subset | Metric | A − B | p (Holm) |" in section
+    assert "| better | stsb-cosine | test | pearson | 10.0 \\[5.0, 15.0\\] | <0.001 |" in section
+    assert "| no significant difference | stsb-cosine | dev | pearson | 10.0 \\[5.0, 15.0\\] | 0.400 |" in section
+    assert "spearman" not in section.split("appendix.")[1]  # not a task's test: in the appendix only
+    appendix = text.split("## Appendix: all pairwise tests")[1]
+    assert appendix.count("| stsb-cosine |") == 3 and "| williams | <0.001 | <0.001 | <0.001 |" in appendix
+    assert "&lt;" not in text and "- &lt;img" not in text and "\\<img" in text
+    page = html.render(build_report(sources, Fake()))
+    assert re.search(r'<h2 id="appendix-tests-heading">Appendix: all pairwise tests</h2>\n<details>\n<summary>', page)
+    assert page.count("<details>") == 1 and page.index("<details>") > page.index('id="provenance"')
 
 
 def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
@@ -275,8 +289,11 @@ def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
     assert result.exit_code == 0, result.output
     html = (tmp_path / "r.html").read_text()
     # identical embeddings under two names: every paired difference is exactly zero
-    assert "Pairwise significance" in html and "significantly better than" in html
-    assert html.count("no significant difference</td>") == 4 and "&lt;script&gt;window.__xss=2" in html
+    assert "Pairwise significance" in html and "is significantly better on 0 of 2 tasks, worse on 0" in html
+    # two tasks (Pearson rows) in the pair's table, all four tests (and Spearman) in the appendix
+    section, appendix = html.split('id="significance"')[1].split('id="appendix-tests"')
+    assert section.count("no significant difference</td>") == 2 and appendix.count("no significant difference</td>") == 4
+    assert "&lt;script&gt;window.__xss=2" in html
 
 
 def test_user_errors(tmp_path, runs, monkeypatch, capsys):
