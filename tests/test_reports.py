@@ -420,3 +420,17 @@ def test_an_interrupted_training_run_is_marked_incomplete_with_how_to_resume(tmp
     assert "char-gru (failed): stopped: non-finite loss at step 3." in text
     assert "| char-gru (stopped) | stopped | train, incomplete (interrupted at step 37) |" in text
     assert "| 2 | incomplete (interrupted at step 37) | 8 |" in text and "| 2 | stopped (error) | 8 |" in text
+
+
+def test_published_comparators_are_compared_with_runs_not_with_each_other(data_root, glove, tmp_path):
+    run = run_tasks(glove, ["sts12"], data_dir=data_root.root).save(tmp_path / "runs")
+    text = write_report([run], tmp_path / "r.md", compare=True,
+                        references=["paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco"]).read_text()
+    section = text.split("## Pairwise significance")[1].split("\n## Claims")[0]
+    label = escape(Run.open(run).manifest.get("label") or "glove-bow")
+    headlines = re.findall(r"^(\S.*) vs (\S.*?): .* is significantly better on", section, flags=re.M)
+    assert [b for _, b in headlines] == ["paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco"]
+    assert all(a.startswith(label) for a, _ in headlines)
+    appendix = text.split("## Appendix: all pairwise tests")[1]
+    assert "| paper:merkx2019/glove-bow | paper:merkx2019/char-gru-coco |" not in appendix
+    assert appendix.count("| sts12 | MSRpar | pearson |") == 2 and appendix.count("| sts12 |") == 5 * 2  # 2 pairs
