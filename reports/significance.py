@@ -145,21 +145,24 @@ def _verdict(verdict: str, approximate: bool) -> str:
 
 
 def appendix_blocks(comparison: ComparisonLike) -> list[Block]:
-    """Every test of the comparison, one row per pair × task × subset × metric."""
+    """Every test of the comparison, a table per pair (the pair in the caption, so that no column repeats the
+    model labels): one row per task × subset × metric."""
     table = comparison.table
     _check_columns(table)
-    rows = []
-    for r in table.itertuples(index=False):
-        test = f"{r.test} (approximate)" if bool(r.approximate) else str(r.test)
-        rows.append([str(r.verdict), str(r.model_a), str(r.model_b), str(r.task), str(r.subset), str(r.metric),
-                     fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, r.metric),
-                     fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, r.metric),
-                     fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
-                     test, fmt.p_value(r.p), fmt.p_value(r.p_holm), fmt.p_value(r.p_bh)])
-    return [Table(
-        caption=f"All pairwise tests with 95% intervals; the verdict (of A) uses the "
-                f"{CORRECTION_NAME.get(comparison.correction, comparison.correction)}-corrected p",
-        header=["A vs B", "A", "B", "Task", "Subset", "Metric", "A value", "B value", "A − B", "Test", "p",
-                "p (Holm)", "p (BH)"],
-        rows=rows, numeric=[False] * 6 + [True] * 3 + [False] + [True] * 3, row_headers=0,
-    )]
+    name = CORRECTION_NAME.get(comparison.correction, comparison.correction)
+    blocks: list[Block] = []
+    for (a, b), pair in table.groupby(["model_a", "model_b"], sort=False):
+        rows = []
+        for r in pair.itertuples(index=False):
+            test = f"{r.test} (approximate)" if bool(r.approximate) else str(r.test)
+            rows.append([str(r.verdict), str(r.task), str(r.subset), str(r.metric),
+                         fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, r.metric),
+                         fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, r.metric),
+                         fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
+                         test, fmt.p_value(r.p), fmt.p_value(r.p_holm), fmt.p_value(r.p_bh)])
+        blocks.append(Table(
+            caption=f"A = {a}, B = {b}: every test with 95% intervals; the verdict (of A) uses the {name}-corrected p",
+            header=["A is", "Task", "Subset", "Metric", "A", "B", "A − B", "Test", "p", "p (Holm)", "p (BH)"],
+            rows=rows, numeric=[False] * 4 + [True] * 3 + [False] + [True] * 3, row_headers=0,
+        ))
+    return blocks

@@ -348,6 +348,16 @@ def test_html_report_renders_in_headless_chromium(runs, layout_runs, tmp_path):
         assert page.evaluate("window.__xss") is None
         page.set_viewport(1200, 900)
         page.screenshot(ARTIFACTS / "report-desktop.png")
+        # 1400 px: every significance table, the appendix's too (opened), shows its verdicts and p-values
+        # without scrolling sideways
+        page.set_viewport(1400, 1000)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        overflow = page.evaluate("""[...document.querySelectorAll('#significance .table-wrap, #appendix-tests .table-wrap')]
+            .map(w => w.scrollWidth - w.clientWidth)""")
+        assert len(overflow) >= 2 and max(overflow) <= 0, overflow
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.evaluate("document.getElementById('significance').scrollIntoView()")
+        page.screenshot(ARTIFACTS / "report-1400-significance-test.png", full_page=False)
         page.set_viewport(390, 844, mobile=True)
         # a phone: the page never scrolls sideways (wide tables scroll inside their own region)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
