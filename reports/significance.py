@@ -17,7 +17,7 @@ import pandas as pd
 
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
-from benchbox.reports.document import Block, Bullets, Paragraph, Table
+from benchbox.reports.document import Block, Paragraph, Table
 
 COLUMNS = ("task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "p", "p_holm", "p_bh", "verdict",
