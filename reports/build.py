@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from benchbox import formatting as fmt
 from benchbox.claims import headline
 from benchbox.reports import provenance, results, training
 from benchbox.reports.claims import claims_blocks
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
 from benchbox.reports.figures import curves_figure, selection_figure, semantic_figure
-from benchbox.reports.significance import ComparisonLike, significance_blocks
+from benchbox.reports.significance import ComparisonLike, appendix_blocks, significance_blocks
 from benchbox.reports.structure import structure_section
 from benchbox.reports.sources import Source
 
@@ -37,8 +38,13 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
     if other:
         sections.append(Section("other-metrics", "Other metrics", [other]))
     sections.append(_provenance_section(runs))
+    if comparison is not None:
+        sections.append(Section("appendix-tests", "Appendix: all pairwise tests", appendix_blocks(comparison),
+                                collapsed=True))
     labels = ", ".join(s.label for s in runs)
-    intro = [f"{len(runs)} run(s): {labels}."]
+    intro = [f"{len(runs)} run(s): {labels}.",
+             f"Numbers are shown as in Merkx & Frank (2019): {fmt.SCALE_NOTE}, percentages and ranks as they are; "
+             "the runs' JSON and CSV files keep correlations as fractions."]
     if references:
         intro.append("Published references: " + ", ".join(s.label for s in references) + ".")
     return Report(title="benchbox report", intro=intro, sections=sections)
@@ -105,6 +111,9 @@ def _training_sections(runs: list[Source]) -> list[Section]:
         "snapshot selection criterion), semantic scores where the run evaluated them (--eval-semantic), and the "
         "training loss.")]
     for i, (label, run) in enumerate(trained, 1):
+        state = training.status(run, detail=True)
+        if state != "complete":
+            blocks.append(Paragraph(f"{label}: {state}."))
         curves = training.curves(run)
         if curves.empty:
             blocks.append(Paragraph(f"{label}: no snapshot or epoch recorded yet."))

@@ -56,9 +56,12 @@ Block = Paragraph | Bullets | Table | Figure
 
 @dataclass(frozen=True)
 class Section:
+    """``collapsed``: reference material (an appendix) that HTML shows folded in a ``<details>`` element."""
+
     slug: str
     title: str
     blocks: list[Block]
+    collapsed: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """GitHub-flavoured markdown: ``report.md`` plus its figures as SVG files in ``<stem>_figures/``, linked relatively.
 
-Every value printed by the template is escaped by the environment's ``finalize`` hook (a default-escape
-design, like HTML autoescaping): HTML-significant characters become entities and markdown-significant ones
-get a backslash, so that a run name or sentence cannot open a link, a table cell, emphasis or raw HTML.
+Every value printed by the template is escaped for markdown by the environment's ``finalize`` hook (a
+default-escape design, like HTML autoescaping, but no HTML entities: the file stays readable as text, ``<0.001``
+and ``R&D`` as they are). Markdown-significant characters get a backslash (CommonMark 0.31, "Backslash
+escapes"), and so do ``<`` where it could open raw HTML or an autolink and ``&`` where it could start an entity
+reference, so that a run name or sentence cannot open a link, a table cell, emphasis or raw HTML.
 Only :class:`markupsafe.Markup` values (markdown the renderer made itself) pass through.
 """
 
@@ -20,9 +22,11 @@ from benchbox.reports.document import Figure, Report
 
 #: characters with a meaning in GitHub markdown anywhere in a line
 INLINE = re.compile(r"([\\`*_\[\]|~])")
-#: markers that only mean something at the start of a line: headings, bullets, thematic breaks (``>`` is
-#: already an entity)
-LINE_START = re.compile(r"^(\s*)([#+\-](?=\s|$)|[-=](?=[-=\s]*$))")
+#: ``<`` that could open an HTML tag, comment, declaration or autolink (CommonMark: ``<`` then a letter, ``/``,
+#: ``!`` or ``?``) and ``&`` that could start an entity or numeric character reference
+HTML_START = re.compile(r"(<(?=[A-Za-z/!?])|&(?=#?\w+;))")
+#: markers that only mean something at the start of a line: headings, bullets, block quotes, thematic breaks
+LINE_START = re.compile(r"^(\s*)([#+\-](?=\s|$)|>|[-=](?=[-=\s]*$))")
 #: ordered-list markers ("1. ", "2) "): the punctuation is escaped, digits cannot be
 ORDERED = re.compile(r"^(\s*\d+)([.)])(?=\s|$)")
 
@@ -30,8 +34,8 @@ ORDERED = re.compile(r"^(\s*\d+)([.)])(?=\s|$)")
 def escape(value: Any) -> str:
     """``value`` as literal markdown text on one line."""
     text = " ".join(str(value).split()) if value is not None else ""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = INLINE.sub(r"\\\1", text)
+    text = HTML_START.sub(r"\\\1", text)
     text = LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
     return ORDERED.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
+from benchbox.reports import training
 from benchbox.reports.document import Table
 from benchbox.reports.sources import Source
 
@@ -26,7 +27,10 @@ def runs_table(sources: list[Source]) -> Table:
     for s in sources:
         m = s.run.manifest
         encoder = m.get("encoder") or {}
-        rows.append([s.label, str(m.get("run_id", s.run.path.name)), str(m.get("kind", "eval")),
+        kind = str(m.get("kind", "eval"))
+        if kind == "train" and training.status(s.run) != "complete":
+            kind += f", {training.status(s.run)}"
+        rows.append([s.label, str(m.get("run_id", s.run.path.name)), kind,
                      fmt.plain(encoder.get("name", "")), fmt.plain(encoder.get("fingerprint", fmt.MISSING)),
                      fmt.plain(m.get("created", fmt.MISSING)), " ".join(fmt.plain(a) for a in m.get("command") or [])])
     return Table(caption="Runs", header=["Run", "Run ID", "Kind", "Encoder", "Fingerprint", "Created", "Command"],

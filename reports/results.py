@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.reports.sources import Source
 

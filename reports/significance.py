@@ -1,4 +1,5 @@
-"""Pairwise significance: the summary lines and the table of a :class:`benchbox.compare.Comparison`.
+"""Pairwise significance: per pair of models a headline and a compact table of its tasks, and an appendix with
+every test of a :class:`benchbox.compare.Comparison`.
 
 The comparison table has one row per model pair × task × subset × metric, with columns ``task, subset, metric,
 model_a, model_b, value_a, ci_low_a, ci_high_a, value_b, ci_low_b, ci_high_b, diff, diff_ci_low, diff_ci_high,
@@ -15,20 +16,21 @@ from typing import Protocol
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.reports import formatting as fmt
-from benchbox.reports.document import Block, Bullets, Paragraph, Table
+from benchbox import formatting as fmt
+from benchbox.reports.document import Block, Paragraph, Table
 
 COLUMNS = ("task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "p", "p_holm", "p_bh", "verdict",
            "approximate")
+#: how a correction is named in the report
+CORRECTION_NAME = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 
 
 class ComparisonLike(Protocol):
-    """What the report needs of a comparison (``benchbox.compare.Comparison``)."""
+    """What the report needs of a comparison (``benchbox.compare.Comparison``): its table and correction."""
 
     table: pd.DataFrame
-
-    def summary_lines(self) -> list[str]: ...
+    correction: str
 
 
 @dataclass(frozen=True)
@@ -36,72 +38,131 @@ class Pairwise:
     """Comparisons of several pairs, concatenated (p-values are adjusted within each pair, as compare does)."""
 
     table: pd.DataFrame
-    lines: list[str]
+    correction: str = "holm"
     #: the claims of every pair and their per-row effects and per-seed scores (:func:`benchbox.claims.claims`)
     claims: pd.DataFrame | None = None
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
 
-    def summary_lines(self) -> list[str]:
-        return self.lines
+
+def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Series | bool:
+    """Rows of ``frame`` that compare two published comparators (nothing a report on runs is about)."""
+    if frame is None or frame.empty or "model_a" not in frame:
+        return False
+    return frame["model_a"].isin(published) & frame["model_b"].isin(published)
 
 
 def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None,
                   seeds: dict[str, list[str]] | None = None) -> Pairwise:
     """Compare every pair of ``(source, report label, its tasks)`` that shares a task with
     :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names; p-values adjusted within each
-    pair), labelling the models by their report labels (compare's ``labels``). When every pair shares a task, one comparison of all
-    sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
-    skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
-    sources), passed to compare when all sources are compared at once."""
+    pair), labelling the models by their report labels (compare's ``labels``), and keep the pairs with at least
+    one evaluated model: published comparators are compared with the runs, not with each other. When every pair
+    shares a task, one comparison of all sources, so that the seeds of one configuration make one model in the
+    claims; otherwise pair by pair, skipping pairs without a common task rather than failing. ``seeds``:
+    declared seed groups (model name → sources), passed to compare when all sources are compared at once."""
     from benchbox.compare import compare
 
-    pairs = list(itertools.combinations(specs, 2))
+    published = {label for source, label, _ in specs if source.startswith("paper:")}
+    pairs = [(x, y) for x, y in itertools.combinations(specs, 2) if not {x[1], y[1]} <= published]
     together = bool(pairs) and all(x[2] & y[2] for x, y in pairs)
     groups = [specs] if together else [[x, y] for x, y in pairs if x[2] & y[2]]
-    tables, lines, claims, claim_rows, claim_seeds = [], [], [], [], []
+    tables, claims, claim_rows, claim_seeds, correction = [], [], [], [], "holm"
     for group in groups:
         log("comparing " + ", ".join(label for _, label, _ in group))
         result = compare([source for source, _, _ in group], family="pair", log=log,
                          seeds=seeds if together else None, labels=[label for _, label, _ in group])
-        tables.append(result.table)
-        lines.extend(result.summary_lines())
+        correction = result.correction
+        tables.append(result.table[~_between_published(result.table, published)])
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
-                found.append(frame)
+                found.append(frame[~_between_published(frame, published)])
+    tables = [t for t in tables if not t.empty]
     if not tables:
-        raise BenchboxError("--compare needs two evaluation runs or references with a task in common")
+        raise BenchboxError("--compare needs two evaluation runs, or a run and a reference, with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
-    return Pairwise(pd.concat(tables, ignore_index=True), lines, *joined)
+    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined)
 
 
-def significance_blocks(comparison: ComparisonLike) -> list[Block]:
-    table = comparison.table
+def _check_columns(table: pd.DataFrame) -> None:
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
         raise BenchboxError(f"the comparison table lacks the columns {', '.join(missing)}")
+
+
+def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.DataFrame | None) -> str:
+    """The pair's claim in one sentence, from the comparison's verdicts (and its pooled claims, if any)."""
+    from benchbox.claims import KIND_NOUN
+    from benchbox.compare import VERDICTS
+
+    units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
+    counts = units["verdict"].value_counts()
+    text = (f"{a} vs {b}: {a} is significantly better on {counts.get('better', 0)} of {len(units)} tasks, worse "
+            f"on {counts.get('worse', 0)} and not significantly different on "
+            f"{counts.get(VERDICTS[2], 0)} ({CORRECTION_NAME.get(correction, correction)}-corrected, 5%)")
+    if units["approximate"].astype(bool).any():
+        text += "; approximate: published numbers, no per-item scores"
+    if claims is not None and not claims.empty:
+        mine = claims[(claims["model_a"] == a) & (claims["model_b"] == b)]
+        for claim in mine.itertuples(index=False):
+            text += (f"; pooled over {claim.rows} {KIND_NOUN.get(claim.kind, claim.kind)} rows: {claim.verdict} "
+                     f"(p = {fmt.p_value(claim.p_claim_adjusted)})")
+    return text + "."
+
+
+def significance_blocks(comparison: ComparisonLike) -> list[Block]:
+    """Per pair: the headline and a compact table of its tasks (verdict first, A − B with its 95% interval, the
+    corrected p), in the order of the comparison."""
+    table = comparison.table
+    _check_columns(table)
+    correction = comparison.correction
+    name = CORRECTION_NAME.get(correction, correction)
     blocks: list[Block] = [Paragraph(
-        "Paired tests on the per-item scores of each pair of models (the same sentence pairs or queries); "
-        "p-values are corrected for the number of comparisons by Holm (family-wise) and Benjamini–Hochberg "
-        "(false discovery rate); the last column is the comparison's verdict after that correction. Differences are "
-        "A − B (correlations × 100)."
+        "Paired tests on the per-item scores of each pair of models (the same sentence pairs or queries), one per "
+        f"task (per subset: Pearson r, R@10 or accuracy); p-values are {name}-corrected for the number of "
+        "comparisons, and a verdict is significant at 5% after that correction. Differences are A − B with 95% "
+        "intervals. Every test (Spearman, aggregates, other recalls, raw and Benjamini–Hochberg p) is in the "
+        "appendix."
     )]
-    lines = list(comparison.summary_lines())
-    if lines:
-        blocks.append(Bullets(lines))
-    rows = []
-    for r in table.itertuples(index=False):
-        test = f"{r.test} (approximate)" if bool(r.approximate) else str(r.test)
-        rows.append([str(r.task), str(r.subset), str(r.metric), str(r.model_a), str(r.model_b),
-                     fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, r.metric),
-                     fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, r.metric),
-                     fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
-                     test, fmt.p_value(r.p), fmt.p_value(r.p_holm), fmt.p_value(r.p_bh), str(r.verdict)])
-    if rows:
+    claims = getattr(comparison, "claims", None)
+    p_column = "p_holm" if correction == "holm" else "p_bh"
+    for (a, b), rows in table.groupby(["model_a", "model_b"], sort=False):
+        blocks.append(Paragraph(_headline(a, b, rows, correction, claims)))
+        units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
         blocks.append(Table(
-            caption="Pairwise comparisons with 95% intervals of the difference",
-            header=["Task", "Subset", "Metric", "A", "B", "A value", "B value", "A − B", "Test", "p", "p (Holm)",
-                    "p (BH)", "A vs B"],
-            rows=rows, numeric=[False] * 5 + [True] * 3 + [False] + [True] * 3 + [False], row_headers=3,
+            caption=f"{a} vs {b}: the verdict for {a} per task, A − B with its 95% interval, {name}-corrected p",
+            header=[f"{a} is", "Task", "Subset", "Metric", "A − B", f"p ({name})"],
+            rows=[[_verdict(r.verdict, r.approximate), str(r.task), str(r.subset), str(r.metric),
+                   fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
+                   fmt.p_value(getattr(r, p_column))] for r in units.itertuples(index=False)],
+            numeric=[False] * 4 + [True] * 2, row_headers=0,
+        ))
+    return blocks
+
+
+def _verdict(verdict: str, approximate: bool) -> str:
+    return f"{verdict} (approximate)" if bool(approximate) else str(verdict)
+
+
+def appendix_blocks(comparison: ComparisonLike) -> list[Block]:
+    """Every test of the comparison, a table per pair (the pair in the caption, so that no column repeats the
+    model labels): one row per task × subset × metric."""
+    table = comparison.table
+    _check_columns(table)
+    name = CORRECTION_NAME.get(comparison.correction, comparison.correction)
+    blocks: list[Block] = []
+    for (a, b), pair in table.groupby(["model_a", "model_b"], sort=False):
+        rows = []
+        for r in pair.itertuples(index=False):
+            test = f"{r.test} (approximate)" if bool(r.approximate) else str(r.test)
+            rows.append([str(r.verdict), str(r.task), str(r.subset), str(r.metric),
+                         fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, r.metric),
+                         fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, r.metric),
+                         fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
+                         test, fmt.p_value(r.p), fmt.p_value(r.p_holm), fmt.p_value(r.p_bh)])
+        blocks.append(Table(
+            caption=f"A = {a}, B = {b}: every test with 95% intervals; the verdict (of A) uses the {name}-corrected p",
+            header=["A is", "Task", "Subset", "Metric", "A", "B", "A − B", "Test", "p", "p (Holm)", "p (BH)"],
+            rows=rows, numeric=[False] * 4 + [True] * 3 + [False] + [True] * 3, row_headers=0,
         ))
     return blocks

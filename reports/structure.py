@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from benchbox.errors import BenchboxError
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Figure, Paragraph, Section, Table
 from benchbox.reports.figures import COLORS, WIDTH
 from benchbox.reports.results import STRUCTURE_METRICS

@@ -1,8 +1,10 @@
 """What training runs contribute: per-epoch curves (the paper's Figure 4) and model selection across sizes and
 architectures (its Figure 2).
 
-Read from the run folder as ``benchbox train`` writes it: ``manifest.json`` ``snapshots`` (per snapshot:
-``epoch``, ``score`` = the selection criterion, mean dev R@10, and ``dev`` retrieval metrics), ``semantic.csv``
+Read from the run folder as ``benchbox train`` writes it: ``manifest.json`` (``selection``: what a snapshot's
+score is, e.g. the mean dev R@10 of both directions, or with ``--visual cluster`` the caption → image-cluster
+R@10; ``snapshots``, per snapshot: ``epoch``, ``score`` and ``dev`` retrieval metrics; ``status`` and, for a run
+stopped by SIGINT/SIGTERM, ``stopped_at_step``), ``semantic.csv``
 (per snapshot metric records with an ``epoch`` column, written with ``--eval-semantic``) and ``history.csv``
 (per epoch: ``loss``; InferSent: ``train_acc``, ``dev_acc``).
 """
@@ -14,7 +16,7 @@ import math
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.reports import formatting as fmt
+from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.store import Run
 
@@ -78,6 +80,27 @@ def _points(panel: str, series: str, points: list[tuple]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
+def status(run: Run, detail: bool = False) -> str:
+    """The run's state for a person: ``complete``; ``incomplete (interrupted at step N)`` for a run stopped by a
+    signal (``detail``: with how many steps were planned and how to resume it, as ``benchbox train`` says when
+    interrupted); ``stopped: <error>`` for a run stopped by an error (e.g. a non-finite loss); ``running`` for one
+    still being written (or killed without a chance to record it)."""
+    manifest = run.manifest
+    state = manifest.get("status", "")
+    if state == "stopped" and manifest.get("error"):
+        return f"stopped: {manifest['error']}" if detail else "stopped (error)"
+    if state == "stopped":
+        step = manifest.get("stopped_at_step")
+        where = f"interrupted at step {step}" if step is not None else "interrupted"
+        if not detail:
+            return f"incomplete ({where})"
+        epochs, per_epoch = _setting(run, "epochs"), manifest.get("steps_per_epoch")
+        if step is not None and isinstance(epochs, int) and isinstance(per_epoch, int):
+            where += f" of {epochs * per_epoch}"
+        return f"incomplete ({where}; resume with the same benchbox train command and --out {run.path} --resume)"
+    return state
+
+
 def _setting(run: Run, key: str) -> object:
     """A training setting from the manifest's ``config`` (char-RNN) or ``training`` (InferSent) or encoder config."""
     for block in (run.manifest.get("config"), run.manifest.get("training"), (run.manifest.get("encoder") or {}).get("config")):
@@ -101,13 +124,14 @@ def selection(runs: list[tuple[str, Run]]) -> pd.DataFrame:
         details = ", ".join(str(v) for v in (_setting(run, "dataset"), _setting(run, "visual"), _setting(run, "loss")) if v)
         rows.append({
             "label": label, "group": f"{encoder} ({details})" if details else encoder,
-            "hidden": _setting(run, "hidden"), "epochs": len(snaps), "status": run.manifest.get("status", ""),
+            "hidden": _setting(run, "hidden"), "epochs": len(snaps), "status": status(run),
+            "criterion": run.manifest.get("selection") or "not recorded",
             "best_epoch": best["epoch"], "score": float(best.get("score", math.nan)),
             "semantic": float(at_best.mean()) if len(at_best) else math.nan,
             "ensemble": ", ".join(run.manifest.get("ensemble") or []),
         })
-    return pd.DataFrame(rows, columns=["label", "group", "hidden", "epochs", "status", "best_epoch", "score",
-                                       "semantic", "ensemble"])
+    return pd.DataFrame(rows, columns=["label", "group", "hidden", "epochs", "status", "criterion", "best_epoch",
+                                       "score", "semantic", "ensemble"])
 
 
 def selection_points(table: pd.DataFrame) -> pd.DataFrame:
@@ -121,12 +145,19 @@ def selection_points(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def selection_table(table: pd.DataFrame) -> Table:
+    """The selection table; its caption states the selection criterion the runs recorded (a column of its own
+    when they differ, e.g. a ``--visual cluster`` run beside image-feature runs)."""
+    criteria = list(dict.fromkeys(table["criterion"]))
+    own_column = len(criteria) > 1
     body = [[r.label, r.group, fmt.MISSING if r.hidden is None or fmt.is_missing(r.hidden) else str(int(r.hidden)),
-             str(r.epochs), r.status, str(r.best_epoch), fmt.one_decimal(r.score), fmt.one_decimal(r.semantic),
-             r.ensemble or fmt.MISSING]
+             str(r.epochs), r.status, *([r.criterion] if own_column else []), str(r.best_epoch),
+             fmt.one_decimal(r.score), fmt.one_decimal(r.semantic), r.ensemble or fmt.MISSING]
             for r in table.itertuples()]
-    return Table(caption="Training runs: the snapshot with the best dev score (mean R@10 of both directions) and "
-                         "the mean semantic headline (Pearson × 100) at that snapshot",
-                 header=["Run", "Architecture", "Hidden", "Snapshots", "Status", "Best epoch", "Dev score",
-                         "Semantic", "Ensemble"],
-                 rows=body, numeric=[False, False, True, True, False, True, True, True, False])
+    criterion = "the selection criterion in its own column" if own_column else criteria[0]
+    return Table(caption=f"Training runs: the snapshot with the best dev score ({criterion}) and the mean semantic "
+                         "headline (Pearson × 100) at that snapshot",
+                 header=["Run", "Architecture", "Hidden", "Snapshots", "Status",
+                         *(["Selection criterion"] if own_column else []), "Best epoch", "Dev score", "Semantic",
+                         "Ensemble"],
+                 rows=body, numeric=[False, False, True, True, False, *([False] if own_column else []), True, True,
+                                     True, False])

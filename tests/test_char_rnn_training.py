@@ -41,8 +41,10 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
 
     # a clean stop (as on SIGINT) in the middle of epoch 1, then --resume
     stopped = Trainer(config, tmp_path / "stopped", step_hook=lambda step: step == 7).run()
-    assert json.loads((stopped / "manifest.json").read_text())["status"] == "stopped"
+    manifest = json.loads((stopped / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and manifest["stopped_at_step"] == 7  # the report says where it stopped
     Trainer(config, stopped, resume=True).run()
+    assert "stopped_at_step" not in json.loads((stopped / "manifest.json").read_text())
 
     # a crash after step 14 (last checkpoint at step 12, in epoch 2): resume replays steps 13-14
     def crash(step: int) -> bool:

@@ -152,8 +152,9 @@ def test_markdown_report_shows_numbers_provenance_and_figure(runs, tmp_path):
 def test_tables_keep_their_shape_and_hostile_names_are_escaped(runs, tmp_path):
     out = write_report([runs["glove"], runs["evil"]], tmp_path / "report.md")
     text = out.read_text()
-    assert "<script" not in text and "<img" not in text and "</td>" not in text
-    assert "&lt;script&gt;" in text and r"\| \*bold\* \[link\](http://evil.example)" in text
+    # markdown escapes, no HTML entities: every '<' that could open a tag carries a backslash
+    assert not re.search(r"(?<!\\)<[A-Za-z/!?]", text) and "&lt;" not in text and "&amp;" not in text
+    assert r"\<script>window.\_\_xss=2\</script>" in text and r"\| \*bold\* \[link\](http://evil.example)" in text
     assert r"\`code\` # not a heading" in text and not re.search(r"(?<!\\)`", text)
     # every row of every table has as many cells as its header: no '|' in data split a cell
     blocks = re.split(r"\n\n", text)
@@ -249,23 +250,37 @@ def test_training_curves_of_an_nli_run_without_snapshots(layout_runs, tmp_path):
 
 
 def test_significance_section_from_a_comparison_table(runs, tmp_path):
-    class Fake:
-        table = pd.DataFrame([{
-            "task": "stsb-cosine", "subset": "test", "metric": "pearson", "model_a": EVIL, "model_b": "glove-bow",
-            "value_a": 0.5, "ci_low_a": 0.45, "ci_high_a": 0.55, "value_b": 0.4, "ci_low_b": 0.35, "ci_high_b": 0.45,
-            "diff": 0.1, "diff_ci_low": 0.05, "diff_ci_high": 0.15, "test": "williams", "statistic": 3.1, "p": 0.0004,
-            "p_holm": 0.0008, "p_bh": 0.0008, "verdict": "better", "approximate": False}])
+    def row(subset, metric, verdict, unit, p):
+        return {"task": "stsb-cosine", "subset": subset, "metric": metric, "model_a": EVIL, "model_b": "glove-bow",
+                "value_a": 0.5, "ci_low_a": 0.45, "ci_high_a": 0.55, "value_b": 0.4, "ci_low_b": 0.35,
+                "ci_high_b": 0.45, "diff": 0.1, "diff_ci_low": 0.05, "diff_ci_high": 0.15, "test": "williams",
+                "statistic": 3.1, "p": p, "p_holm": 2 * p, "p_bh": 1.5 * p, "verdict": verdict, "approximate": False,
+                "unit": unit}
 
-        def summary_lines(self):
-            return [f"{EVIL} significantly better than glove-bow on 1 of 1 tasks"]
+    class Fake:
+        correction = "holm"
+        table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
+                              row("dev", "pearson", "no significant difference", True, 0.2),
+                              row("test", "spearman", "better", False, 0.0001)])
 
     sources = [Source("glove-bow", Run.open(runs["glove"]).metrics, Run.open(runs["glove"]))]
-    from benchbox.reports import markdown
+    from benchbox.reports import html, markdown
 
     text = markdown.render(build_report(sources, Fake()), tmp_path / "r.md")
-    assert "## Pairwise significance" in text
-    assert "| 50.0 \\[45.0, 55.0\\] | 40.0 \\[35.0, 45.0\\] | 10.0 \\[5.0, 15.0\\] | williams | &lt;0.001 | &lt;0.001 | &lt;0.001 | better |" in text
-    assert "- &lt;img" in text and "<img" not in text
+    section = text.split("## Pairwise significance")[1].split("\n## ")[0]
+    # the headline from the verdicts of the per-task (unit) rows, then a compact table with the verdict first
+    assert (f"{escape(EVIL)} vs glove-bow: {escape(EVIL)} is significantly better on 1 of 2 tasks, worse on 0 and "
+            "not significantly different on 1 (Holm-corrected, 5%).") in section
+    assert f"| {escape(EVIL)} is | Task | Subset | Metric | A − B | p (Holm) |" in section
+    assert "| better | stsb-cosine | test | pearson | 10.0 \\[5.0, 15.0\\] | <0.001 |" in section
+    assert "| no significant difference | stsb-cosine | dev | pearson | 10.0 \\[5.0, 15.0\\] | 0.400 |" in section
+    assert "spearman" not in section.split("appendix.")[1]  # not a task's test: in the appendix only
+    appendix = text.split("## Appendix: all pairwise tests")[1]
+    assert appendix.count("| stsb-cosine |") == 3 and "| williams | <0.001 | <0.001 | <0.001 |" in appendix
+    assert "&lt;" not in text and "- &lt;img" not in text and "\\<img" in text
+    page = html.render(build_report(sources, Fake()))
+    assert re.search(r'<h2 id="appendix-tests-heading">Appendix: all pairwise tests</h2>\n<details>\n<summary>', page)
+    assert page.count("<details>") == 1 and page.index("<details>") > page.index('id="provenance"')
 
 
 def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
@@ -274,8 +289,11 @@ def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
     assert result.exit_code == 0, result.output
     html = (tmp_path / "r.html").read_text()
     # identical embeddings under two names: every paired difference is exactly zero
-    assert "Pairwise significance" in html and "significantly better than" in html
-    assert html.count("no significant difference</td>") == 4 and "&lt;script&gt;window.__xss=2" in html
+    assert "Pairwise significance" in html and "is significantly better on 0 of 2 tasks, worse on 0" in html
+    # two tasks (Pearson rows) in the pair's table, all four tests (and Spearman) in the appendix
+    section, appendix = html.split('id="significance"')[1].split('id="appendix-tests"')
+    assert section.count("no significant difference</td>") == 2 and appendix.count("no significant difference</td>") == 4
+    assert "&lt;script&gt;window.__xss=2" in html
 
 
 def test_user_errors(tmp_path, runs, monkeypatch, capsys):
@@ -330,6 +348,16 @@ def test_html_report_renders_in_headless_chromium(runs, layout_runs, tmp_path):
         assert page.evaluate("window.__xss") is None
         page.set_viewport(1200, 900)
         page.screenshot(ARTIFACTS / "report-desktop.png")
+        # 1400 px: every significance table, the appendix's too (opened), shows its verdicts and p-values
+        # without scrolling sideways
+        page.set_viewport(1400, 1000)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        overflow = page.evaluate("""[...document.querySelectorAll('#significance .table-wrap, #appendix-tests .table-wrap')]
+            .map(w => w.scrollWidth - w.clientWidth)""")
+        assert len(overflow) >= 2 and max(overflow) <= 0, overflow
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.evaluate("document.getElementById('significance').scrollIntoView()")
+        page.screenshot(ARTIFACTS / "report-1400-significance-test.png", full_page=False)
         page.set_viewport(390, 844, mobile=True)
         # a phone: the page never scrolls sideways (wide tables scroll inside their own region)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
@@ -363,3 +391,56 @@ def test_report_on_real_training_runs(data_root, runs, tmp_path):
         pearson = semantic[(semantic["epoch"] == best["epoch"]) & (semantic["metric"] == "pearson")]["value"].item()
         assert (f"| char-gru ({run.name}) | char-gru (flickr8k, random, hinge-sum) | {hidden} | 2 | complete | "
                 f"{best['epoch']} | {best['score']:.1f} | {100 * pearson:.1f} |") in text
+
+
+def _train_run(root: Path, name: str, **manifest) -> Path:
+    """A training run folder as ``benchbox train`` writes it, with two scored snapshots."""
+    run = root / name
+    run.mkdir()
+    snapshots = [{"epoch": e, "file": f"snapshots/epoch-{e:03d}.pt", "score": s, "dev": {"c2c_r10": s}}
+                 for e, s in ((4, 30.0), (8, 35.5))]
+    (run / "manifest.json").write_text(json.dumps({
+        "run_id": name, "kind": "train", "status": "complete", "created": "2026-01-01T00:00:00+00:00",
+        "encoder": {"name": "char-gru", "config": {"hidden": 64}}, "steps_per_epoch": 12, "snapshots": snapshots,
+        "config": {"encoder": "char-gru", "dataset": "flickr8k", "visual": "cluster", "loss": "hinge-sum",
+                   "hidden": 64, "epochs": 8}, **manifest}))
+    return run
+
+
+def test_model_selection_states_the_criterion_each_run_recorded(tmp_path):
+    from benchbox.training.trainer import SELECTION
+
+    cluster = _train_run(tmp_path, "cluster", selection=SELECTION[1])
+    text = write_report([cluster], tmp_path / "one.md").read_text()
+    assert f"*Training runs: the snapshot with the best dev score ({escape(SELECTION[1])}) and" in text
+    assert "mean R@10 of both directions" not in text
+    features = _train_run(tmp_path, "features", selection=SELECTION[0],
+                          config={"encoder": "char-gru", "visual": "features", "hidden": 64})
+    text = write_report([cluster, features], tmp_path / "two.md").read_text()
+    assert "| Selection criterion |" in text
+    assert f"| complete | {escape(SELECTION[1])} | 8 | 35.5 |" in text and f"| {escape(SELECTION[0])} | 8 |" in text
+
+
+def test_an_interrupted_training_run_is_marked_incomplete_with_how_to_resume(tmp_path):
+    stopped = _train_run(tmp_path, "stopped", status="stopped", stopped_at_step=37)
+    failed = _train_run(tmp_path, "failed", status="stopped", error="non-finite loss at step 3")
+    text = write_report([stopped, failed], tmp_path / "r.md").read_text()
+    assert (f"char-gru (stopped): incomplete (interrupted at step 37 of 96; resume with the same benchbox train "
+            f"command and --out {escape(stopped)} --resume).") in text
+    assert "char-gru (failed): stopped: non-finite loss at step 3." in text
+    assert "| char-gru (stopped) | stopped | train, incomplete (interrupted at step 37) |" in text
+    assert "| 2 | incomplete (interrupted at step 37) | 8 |" in text and "| 2 | stopped (error) | 8 |" in text
+
+
+def test_published_comparators_are_compared_with_runs_not_with_each_other(data_root, glove, tmp_path):
+    run = run_tasks(glove, ["sts12"], data_dir=data_root.root).save(tmp_path / "runs")
+    text = write_report([run], tmp_path / "r.md", compare=True,
+                        references=["paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco"]).read_text()
+    section = text.split("## Pairwise significance")[1].split("\n## Claims")[0]
+    label = escape(Run.open(run).manifest.get("label") or "glove-bow")
+    headlines = re.findall(r"^(\S.*) vs (\S.*?): .* is significantly better on", section, flags=re.M)
+    assert [b for _, b in headlines] == ["paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco"]
+    assert all(a.startswith(label) for a, _ in headlines)
+    appendix = text.split("## Appendix: all pairwise tests")[1]
+    assert "| paper:merkx2019/glove-bow | paper:merkx2019/char-gru-coco |" not in appendix
+    assert appendix.count("| sts12 | MSRpar | pearson |") == 2 and appendix.count("| sts12 |") == 5 * 2  # 2 pairs

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
-import pandas as pd
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from benchbox.data import existing_data_dir
 from benchbox.console import log, out, results_to_stderr, set_quiet
@@ -18,61 +13,8 @@ from benchbox.errors import BenchboxError
 from benchbox.jsonio import json_option, to_stdout
 from benchbox.outdir import check_output_file
 from benchbox.options import AT_LEAST_0, in_range
+from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.task import TaskOptions
-
-if TYPE_CHECKING:  # the statistics stack loads when the command runs, not at CLI start-up
-    from benchbox.compare import Comparison
-
-VERDICT_STYLE = {"better": "green", "worse": "red"}
-TABLE_WIDTH = 150
-VERDICT_SHORT = {"no significant difference": "n.s."}
-
-
-def _num(value: float, digits: int = 3) -> str:
-    return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
-
-
-def _ci(low: float, high: float) -> str:
-    return "" if math.isnan(low) else f"[{_num(low)},{_num(high)}]"
-
-
-def _p(value: float) -> str:
-    return "" if math.isnan(value) else (f"{value:.2e}" if value < 1e-3 else f"{value:.4f}")
-
-
-def pair_table(rows: pd.DataFrame, correction: str) -> Table:
-    """One pair: values with their 95% intervals under them, the test, raw and corrected p, A's verdict."""
-    a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
-    caption = f"n.s. = no significant difference at 5% after {correction}"
-    if rows["approximate"].any():
-        caption += "; ≈ approximate (no per-item scores)"
-    table = Table(title=f"A = {a}  vs  B = {b}", caption=caption)
-    for column in ("task", "subset", "metric", "A", "B", "A − B", "test", "p", f"p {correction}", "A is"):
-        table.add_column(column, justify="right" if column in ("A", "B", "A − B", "p", f"p {correction}") else "left",
-                         overflow="fold", min_width=6 if column in ("subset", "metric", "test") else None)
-    p_column = "p_holm" if correction == "holm" else "p_bh"
-    for _, r in rows.iterrows():
-        verdict = VERDICT_SHORT.get(r["verdict"], r["verdict"]) + (" ≈" if r["approximate"] else "")
-        style = VERDICT_STYLE.get(r["verdict"])
-        table.add_row(
-            r["task"], str(r["subset"]), r["metric"],
-            f"{_num(r['value_a'])}\n{_ci(r['ci_low_a'], r['ci_high_a'])}",
-            f"{_num(r['value_b'])}\n{_ci(r['ci_low_b'], r['ci_high_b'])}",
-            f"{_num(r['diff'])}\n{_ci(r['diff_ci_low'], r['diff_ci_high'])}",
-            r["test"], _p(r["p"]), _p(r[p_column]), Text(verdict, style=style or ""),
-        )
-    return table
-
-
-def seed_table(comparison: Comparison) -> Table:
-    table = Table(title="Seed variance (mean ± sd across runs of one configuration)")
-    for column in ("model", "task", "subset", "metric", "seeds", "mean ± sd", "mean resampling 95% CI"):
-        table.add_column(column)
-    for _, r in comparison.seeds.iterrows():
-        table.add_row(r["model"], r["task"], str(r["subset"]), r["metric"], str(r["n_seeds"]),
-                      f"{_num(r['mean'])} ± {_num(r['sd'])}", _ci(r["ci_low_mean"], r["ci_high_mean"]))
-    return table
-
 
 def _seed_groups(values: list[str]) -> dict[str, list[str]]:
     groups = {}
@@ -102,6 +44,7 @@ def compare_command(
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv); - for standard output (the table only).")] = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Tables with every column (both values, test, raw and both adjusted p), even wider than the terminal.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
@@ -119,19 +62,16 @@ def compare_command(
                          n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
-    # piped output (logs, files) has no width: print wide rather than crush the columns
-    console = out if out.is_terminal else Console(width=max(out.width, TABLE_WIDTH), no_color=out.no_color,
-                                                 markup=False, file=out.file)
     for line in comparison.headlines():
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
-        console.print(pair_table(rows, comparison.correction))
+        print_table(out, pair_table(rows, comparison.correction, wide), wide)
     if not comparison.seeds.empty:
-        console.print(seed_table(comparison))
+        print_table(out, seed_table(comparison), wide)
     if comparison.table["approximate"].any():
-        console.print("≈ approximate: published numbers have no per-pair scores; tested with Steiger's Z at the worst "
+        out.print("≈ approximate: published numbers have no per-pair scores; tested with Steiger's Z at the worst "
                   "case over the unknown correlation between the two models (conservative).", highlight=False, soft_wrap=True)
     for line in comparison.summary_lines():
         out.print(line, highlight=False, soft_wrap=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -21,6 +20,7 @@ from benchbox.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
 from benchbox.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
+from benchbox.tables import print_table, results_table
 from benchbox.task import TaskGroup, TaskOptions
 
 
@@ -89,10 +89,6 @@ def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
-def _fmt(value: float) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
@@ -114,6 +110,7 @@ def eval_command(
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
@@ -140,7 +137,7 @@ def eval_command(
         if not to_stdout(json_path):
             log(f"metric records written to {json_path}")
     else:
-        out.print(results_table(label or encoder.name, evaluation))
+        print_table(out, results_table(label or encoder.name, evaluation, wide), wide)
     if save:  # after printing: a failed save loses nothing
         try:
             path = evaluation.save(runs_dir)
@@ -155,18 +152,6 @@ def records_json(name: str, evaluation: Evaluation) -> dict[str, object]:
     return {"schema_version": SCHEMA_VERSION, "label": name, "encoder": evaluation.encoder["name"],
             "fingerprint": evaluation.encoder["fingerprint"], "options": evaluation.options,
             "records": [r.to_dict() for r in evaluation.records]}
-
-
-def results_table(name: str, evaluation: Evaluation) -> Table:
-    """The metric records as a table: value, 95% interval, n."""
-    table = Table(title=f"{name} ({evaluation.encoder['fingerprint']})")
-    for column in ("task", "subset", "metric", "value", "95% CI", "n"):
-        table.add_column(column, justify="right" if column in ("value", "n") else "left",
-                         no_wrap=column in ("metric", "value", "95% CI", "n"))
-    for r in evaluation.records:
-        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
-        table.add_row(r.task, r.subset, r.metric, _fmt(r.value), ci, str(r.n) if r.n else "")
-    return table
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ provenance, snapshots with their scores, ``ensemble``), ``checkpoint.pt`` (resum
 ``history.csv`` (per epoch: the mean loss and, as ``loss_<term>``, the mean of each weighted term of
 ``--loss``; the terms sum to the loss) and ``semantic.csv`` (per snapshot, with ``--eval-semantic``). Unlike an
 evaluation run, a training run folder grows while training; its manifest is rewritten atomically and
-says ``"status": "running" | "stopped" | "complete"``.
+says ``"status": "running" | "stopped" | "complete"`` (a run stopped by SIGINT/SIGTERM: ``"stopped_at_step"``).
 
 Distributed: under ``torchrun`` (WORLD_SIZE > 1) the same loop runs with DistributedDataParallel (gloo on
 CPU, nccl on GPU). Each global minibatch of the single-process plan is split between the ranks (rank r takes
@@ -288,6 +288,7 @@ class Trainer:
         if self.label:
             self.manifest["label"] = self.label
         self.manifest["status"] = "running"
+        self.manifest.pop("stopped_at_step", None)
         self._save_manifest()
 
     def _save_manifest(self) -> None:
@@ -503,6 +504,7 @@ class Trainer:
             self._write_history()
             if self.dist.is_main:
                 self.manifest["status"] = "stopped"
+                self.manifest["stopped_at_step"] = self.position.global_step  # the report says where it stopped
                 self._save_manifest()
                 log(f"stopped at step {self.position.global_step}; continue with the same command and "
                     f"--out {self.out} --resume")

@@ -1,5 +1,6 @@
-"""How numbers appear in reports: correlations × 100 (as Merkx & Frank 2019 print them), percentages and ranks
-with one decimal, intervals in brackets or as ± half-widths, p-values with three decimals."""
+"""How numbers appear to a person, in terminal tables and reports alike: correlations × 100 (as Merkx & Frank
+2019 print them), percentages and ranks with one decimal, intervals in brackets or as ± half-widths, p-values
+with three decimals. Machine output (JSON, CSV, run folders) keeps the stored values unscaled."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ CORRELATIONS = ("pearson", "spearman")
 #: metrics already in percent or rank units: shown with one decimal as stored
 ONE_DECIMAL = ("accuracy", "f1", "r1", "r5", "r10", "rsum", "medr", "meanr")
 MISSING = "—"
+#: the display convention, stated once wherever scaled numbers are shown
+SCALE_NOTE = "correlations (Pearson, Spearman) × 100"
 
 
 def is_missing(value: Any) -> bool:

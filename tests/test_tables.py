@@ -1,0 +1,131 @@
+"""Terminal tables of ``eval`` and ``compare``: the compact view fits 80 and 140 columns (and piped output) with
+full names and whole numbers; ``--wide`` prints every column; numbers on the report's scale (× 100)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from benchbox import formatting as fmt
+from benchbox.tables import pair_table, print_table, results_table
+from benchbox.task import MetricRecord
+
+#: the longest names benchbox's own tasks produce, in one table
+RECORDS = [
+    MetricRecord("sts16", "question-question", "spearman", 0.43012, 0.30912, 0.53834, 209),
+    MetricRecord("sts12", "surprise.SMTnews", "pearson", 0.47213, 0.39201, 0.54532, 399),
+    MetricRecord("sts16", "all", "spearman_pooled", 0.41321, 0.36311, 0.46012, 1186),
+    MetricRecord("sickr-cosine", "test", "pearson", 0.60512, 0.58723, 0.62201, 4927),
+    MetricRecord("retrieval", "t2i", "r10", 70.512, 68.3, 72.6, 5000),
+]
+
+
+def _comparison_rows() -> pd.DataFrame:
+    rows = []
+    for i, r in enumerate(RECORDS):
+        rows.append({"task": r.task, "subset": r.subset, "metric": r.metric, "model_a": "GloVe", "model_b": "charGRU",
+                     "value_a": r.value, "ci_low_a": r.ci_low, "ci_high_a": r.ci_high, "value_b": r.value + 0.1013,
+                     "ci_low_b": r.ci_low + 0.1, "ci_high_b": r.ci_high + 0.1, "diff": -0.1013, "diff_ci_low": -0.17234,
+                     "diff_ci_high": -0.03012, "test": "steiger-worst-case", "p": 0.0052 * (i + 1), "p_holm": 0.021 * (i + 1),
+                     "p_bh": 0.013 * (i + 1), "verdict": "worse" if i % 2 else "no significant difference",
+                     "approximate": i == 0})
+    return pd.DataFrame(rows)
+
+
+def _render(table, width: int, wide: bool = False) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, color_system=None, markup=False)
+    print_table(console, table, wide)
+    return console.file.getvalue().splitlines()
+
+
+def _evaluation():
+    return SimpleNamespace(encoder={"fingerprint": "f" * 20}, records=RECORDS)
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_compact_eval_table_fits_with_full_names_and_scaled_numbers(width):
+    lines = _render(results_table("GloVe", _evaluation()), width)
+    assert max(map(len, lines)) <= width
+    for r in RECORDS:
+        row = next(line for line in lines if f" {r.subset} " in line and f" {r.metric} " in line)
+        assert row.split()[0] == r.task
+        assert fmt.with_interval(r.value, r.ci_low, r.ci_high, r.metric) in row
+    assert "43.0 [30.9, 53.8]" in "\n".join(lines)  # correlations × 100, one decimal
+    assert "70.5 [68.3, 72.6]" in "\n".join(lines)  # recall already in %, as stored
+    assert any("× 100" in line for line in lines[-3:])
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
+    lines = _render(pair_table(_comparison_rows(), "holm"), width)
+    assert max(map(len, lines)) <= width
+    assert lines[0].strip() == "A = GloVe  vs  B = charGRU"
+    assert lines[1].split() == ["A", "is", "task/subset/metric", "A", "−", "B", "p", "holm"]
+    body = lines[3:3 + len(RECORDS)]
+    for r, row, p in zip(RECORDS, body, ("0.021", "0.042", "0.063", "0.084", "0.105")):
+        cells = row.split()
+        assert cells[0] in ("n.s.", "worse") and f"{r.task}/{r.subset}/{r.metric}" in cells
+        expected = "-10.1 [-17.2, -3.0]" if fmt.scale(r.metric) == 100 else "-0.1 [-0.2, -0.0]"  # r10: % as stored
+        assert expected in row and row.endswith(p)
+    assert body[0].startswith("n.s. ≈") and body[1].startswith("worse ")
+    assert "steiger" not in "\n".join(lines)  # the test and raw p are in the wide view only
+
+
+def test_wide_compare_table_has_every_column_at_its_natural_width():
+    lines = _render(pair_table(_comparison_rows(), "bh", wide=True), 80, wide=True)
+    header = lines[1].split()
+    assert header == ["A", "is", "task", "subset", "metric", "A", "B", "A", "−", "B", "test", "p", "p", "bh", "p", "holm"]
+    assert max(map(len, lines)) > 80  # wider than the terminal rather than squeezed
+    row = next(line for line in lines if "question-question" in line)
+    assert "43.0 [30.9, 53.8]" in row and "53.1 [40.9, 63.8]" in row and "steiger-worst-case" in row
+    assert row.split()[-3:] == ["0.005", "0.013", "0.021"]  # raw p, p bh (the verdict's), p holm
+
+
+def test_wide_eval_table_shows_bounds_and_n():
+    lines = _render(results_table("GloVe", _evaluation(), wide=True), 80, wide=True)
+    row = next(line for line in lines if "surprise.SMTnews" in line)
+    assert row.split() == ["sts12", "surprise.SMTnews", "pearson", "47.2", "39.2", "54.5", "399"]
+
+
+def _cli(*args: str, columns: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if columns:
+        env["COLUMNS"] = columns
+    proc = subprocess.run([sys.executable, "-m", "benchbox", *args], capture_output=True, text=True, env=env,
+                          cwd=os.environ.get("TMPDIR", "/tmp"))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _table_lines(stdout: str) -> list[str]:
+    """The lines of the pair tables: from each title to the caption's last line (not the sentences after)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("A = "))
+    end = next(i for i, line in enumerate(lines) if line.startswith("≈ approximate:"))
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("columns", [None, "140"])
+def test_compare_cli_fits_piped_output_and_the_terminal(columns):
+    """Piped output (rich: 80 columns) and a 140-column terminal: every row whole on one line."""
+    stdout = _cli("compare", "paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco", "-q", columns=columns)
+    lines = _table_lines(stdout)
+    assert max(map(len, lines)) <= int(columns or 80)
+    row = next(line for line in lines if "sts12/surprise.SMTnews/pearson" in line)
+    assert row.split()[:2] == ["n.s.", "≈"] and "7.6 [-7.0, 22.1]" in row and row.endswith("1.000")
+    assert sum("/pearson " in line for line in lines) == 26
+
+
+def test_compare_cli_wide_prints_every_column_wider_than_piped_output():
+    wide = _table_lines(_cli("compare", "paper:merkx2019/glove-bow", "paper:merkx2019/char-gru-coco", "-q", "--wide",
+                             columns=None))
+    assert max(map(len, wide)) > 80 and wide[1].split()[-4:] == ["p", "holm", "p", "bh"]
+    row = next(line for line in wide if " surprise.SMTnews " in line)
+    assert row.split()[:5] == ["n.s.", "≈", "sts12", "surprise.SMTnews", "pearson"] and "steiger-worst-case" in row
