@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,18 @@ from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST, METRIC_COLUMNS, Run, write_run
-from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
+from benchbox.task import (
+    DataFile,
+    EvalContext,
+    MetricRecord,
+    Task,
+    TaskOptions,
+    TaskResult,
+    check_task_options,
+    locate_file,
+    option_values,
+    resolve_tasks,
+)
 
 
 def load_encoder(name_or_path: str | os.PathLike, **kwargs: Any) -> Encoder:
@@ -66,6 +77,8 @@ class Evaluation:
     cache_stats: dict[str, int] = field(default_factory=dict)
     #: the user's name for the model (:mod:`benchbox.labels`), recorded in the manifest when given
     label: str | None = None
+    #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
+    tasks: dict[str, Task] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -79,14 +92,23 @@ class Evaluation:
             "kind": "eval",
             **({"label": self.label} if self.label else {}),
             "encoder": self.encoder,
-            "options": asdict(self.options),
+            "options": self.options.recorded(),
             "data_root": self.data_root,
-            "tasks": {
-                r.task: {"protocol": r.protocol, "data_checksums": r.data_checksums} for r in self.results
-            },
+            "tasks": {r.task: self._task_record(r) for r in self.results},
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
         return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items)
+
+    def _task_record(self, result: TaskResult) -> dict[str, Any]:
+        """What the manifest keeps of one task: protocol, data checksums and, for a known task, its option
+        values and metadata (:meth:`Task.recorded_metadata`: compare and report read it when the task is not
+        installed)."""
+        record: dict[str, Any] = {"protocol": result.protocol, "data_checksums": result.data_checksums}
+        task = self.tasks.get(result.task)
+        if task is not None:
+            record["options"] = option_values(task, self.options)
+            record["metadata"] = task.recorded_metadata()
+        return record
 
 
 def make_embedder(
@@ -148,9 +170,13 @@ def run_tasks(
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
     if not task_objs:
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
+    check_task_options(task_objs, options)
     data = DataRoot(data_dir)
     for task in task_objs:
         data.require(task.required_files(options))
+        for data_file in task.data_files:
+            if isinstance(data_file, DataFile):
+                locate_file(data, data_file)
     _say_fallback(data, task_objs, options, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
@@ -174,6 +200,7 @@ def run_tasks(
         data_root=str(data.root),
         cache_stats=stats,
         label=label,
+        tasks={task.name: task for task in task_objs},
     )
 
 
