@@ -13,7 +13,19 @@ from typing import Annotated
 
 import typer
 
-from benchbox.commands import cache, compare, core, data, features, neighbours, report, study, train_char_rnn, train_infersent
+from benchbox.commands import (
+    cache,
+    compare,
+    core,
+    data,
+    describe,
+    features,
+    neighbours,
+    report,
+    study,
+    train_char_rnn,
+    train_infersent,
+)
 from benchbox.console import error
 from benchbox.errors import BenchboxError
 
@@ -38,6 +50,7 @@ def _options(
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 core.register(app)
+describe.register(app)
 compare.register(app)
 report.register(app)
 data.register(app)

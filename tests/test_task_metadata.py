@@ -212,3 +212,31 @@ def test_specs_are_validated():
     plain = MetricSpec("medr", "ranks", higher_is_better=False, unit="rank").plain()
     assert MetricSpec.from_plain(json.loads(json.dumps(plain))).plain() == plain
     assert not math.isnan(MetricSpec.from_plain(plain).scale)
+
+
+def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
+    from typer.testing import CliRunner
+
+    from benchbox.cli import app
+    from benchbox.commands.core import parse_task_arguments
+
+    assert parse_task_arguments(["sts12", f"{NAME}:threshold=0.7"], ["sts:text=raw"]) == (
+        ["sts12", NAME, "sts"],
+        {NAME: {"threshold": 0.7}, **{f"sts1{i}": {"text": "raw"} for i in range(2, 7)}})
+    runner = CliRunner()
+    # a BenchboxError is one line and exit 2 in benchbox.cli's main (test_options checks that path)
+    runs = tmp_path / "runs"
+    bad = runner.invoke(app, ["eval", "letter-counts", "-t", f"{NAME}:threshold=2", "--runs-dir", str(runs)])
+    assert isinstance(bad.exception, BenchboxError) and not runs.exists()
+    assert str(bad.exception) == "task option paraphrase-auc-test:threshold must be ≥ -1 and ≤ 1, got 2"
+    bad = runner.invoke(app, ["eval", "letter-counts", "--task-option", "sts12", "-t", "sts12"])
+    assert isinstance(bad.exception, BenchboxError) and "--task-option takes TASK:KEY=VALUE" in str(bad.exception)
+    described = runner.invoke(app, ["describe", NAME])
+    assert described.exit_code == 0, described.output
+    for text in ("auc: value, higher is better, test bootstrap", "accuracy: %, higher is better, test accuracy, summary unit",
+                 "threshold: number; default 0.5; range [-1, 1]", "pairs.tsv (in ", "license: CC0-1.0",
+                 "@misc{paraphrase-test"):
+        assert text in described.output
+    listed = runner.invoke(app, ["list", "tasks", "--verbose"])
+    assert listed.exit_code == 0 and f"{NAME}: paraphrase detection" in listed.output
+    assert "retrieval_medr: text; default 'vsepp'; one of vsepp, median; flag --retrieval-medr" in listed.output
