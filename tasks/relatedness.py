@@ -9,7 +9,8 @@ Reported: test Pearson and Spearman (Fisher-z 95% intervals) and MSE of ŷ again
 Pearson, and ŷ per test pair (in file order).
 
 STS-B scores run 0–5 while the label encoding assumes 1–5 (SentEval #83). By default that is reproduced;
-``TaskOptions.fix_stsb_labels`` rescales the STS-B scores to 1 + 0.8·y before training, and ŷ back to the
+the ``stsb`` option ``fix_stsb_labels`` (``--fix-stsb-labels``, ``-t stsb:fix_stsb_labels=true``) rescales the
+STS-B scores to 1 + 0.8·y before training, and ŷ back to the
 0–5 scale afterwards (Pearson and Spearman are unchanged by the map, MSE is on the 0–5 scale).
 The protocol records which.
 """

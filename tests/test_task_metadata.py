@@ -240,3 +240,28 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
     listed = runner.invoke(app, ["list", "tasks", "--verbose"])
     assert listed.exit_code == 0 and f"{NAME}: paraphrase detection" in listed.output
     assert "retrieval_medr: text; default 'vsepp'; one of vsepp, median; flag --retrieval-medr" in listed.output
+
+
+def test_runs_without_metadata_of_uninstalled_tasks_keep_the_old_conventions():
+    from benchbox.compare import legacy_tests
+
+    def frame(*columns):
+        return pd.DataFrame([[0] * len(columns)], columns=list(columns))
+
+    ranks = legacy_tests(frame("subset", "direction", "query", "rank"))
+    assert ranks.item_keys == ("subset", "direction", "query")
+    assert {m: (s.test, s.higher_is_better, s.summary) for m, s in ranks.metrics.items()} == {
+        "r1": ("ranks", True, False), "r5": ("ranks", True, False), "r10": ("ranks", True, True),
+        "medr": ("ranks", False, False), "meanr": ("ranks", False, False)}
+    pairs = legacy_tests(frame("subset", "item", "gold", "score", "correct"))
+    assert pairs.metrics["pearson"].summary and pairs.metrics["pearson_wmean"].test == "correlation"
+    assert pairs.metrics["mse"].statistic(pd.DataFrame({"gold": [1.0, 2.0], "score": [2.0, 2.0]})) == 0.5
+    assert "accuracy" not in pairs.metrics  # gold + score took precedence over correct, as before
+    assert legacy_tests(frame("subset", "item", "correct")).metrics["accuracy"].summary
+    means = legacy_tests(pd.DataFrame({"subset": ["t", "t"], "metric": ["e_intra", "e_inter"], "item": [0, 0],
+                                       "value": [0.5, 0.1]}))
+    assert means.item_keys == ("subset", "metric", "item")
+    assert not means.metrics["e_inter"].higher_is_better and means.metrics["e_intra"].higher_is_better
+    assert set(legacy_tests(None).metrics) == {"pearson"}
+    with pytest.raises(BenchboxError, match="match no known convention"):
+        legacy_tests(frame("subset", "x"))
