@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.commands import cache, compare, core, data, features, neighbours, report, runs, study, train_char_rnn, train_infersent
+from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent
 from benchbox.console import error, log, results_to_stderr
 from benchbox.errors import BenchboxError
 from benchbox.include import include_file
@@ -55,6 +55,7 @@ def _show_plugin_warning(message, category, filename, lineno, file=None, line=No
 train_app = typer.Typer(help="Train an encoder (one sub-command per architecture).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 core.register(app)
+describe.register(app)
 compare.register(app)
 report.register(app)
 data.register(app)

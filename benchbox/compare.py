@@ -4,9 +4,13 @@ Sources are run folders, encoder names or trained-model folders (evaluated on de
 cache and saved as runs, or given a matching run already under the runs folder, :mod:`benchbox.reuse`) or
 published comparators (``paper:merkx2019/...``, :mod:`benchbox.published`), each optionally labelled
 ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Every source is opened or loaded before anything is evaluated.
-Every pair of sources is compared on every task × subset × metric both have, paired item by item —
-``(subset, item)`` for pair and classification items, ``(subset, direction, query)`` for retrieval queries.
-The test follows the per-item columns, not the task name:
+Every pair of sources is compared on every task × subset × metric both have, paired item by item on the
+task's ``item_keys`` — ``(subset, item)`` for pair and classification items, ``(subset, direction, query)`` for
+retrieval queries. The test is the one the task's :class:`~benchbox.task.MetricSpec` of that metric declares
+(``test``; the direction of "better" is its ``higher_is_better``, the summary units its ``summary`` metrics).
+The metadata comes from the installed task of that name, else from what the run recorded of it (so runs of a
+task that is no longer installed still compare), else — runs written before metadata was recorded — from
+:func:`legacy_tests`, which reads today's conventions off the per-item columns:
 
 - correlations (items with ``gold`` and ``score``): per subset, Pearson/Spearman by Williams' t (default)
   or Steiger's Z, difference interval by Zou (2007) (Spearman: the same on ranks); per-year aggregates
@@ -18,6 +22,8 @@ The test follows the per-item columns, not the task name:
 - classification (items with ``correct``): accuracy by McNemar's exact test (interval: paired bootstrap);
 - means of per-item values (items with ``metric`` and ``value``, e.g. the per-image E_intra / E_inter of the
   structure tasks): the metric of that name by a paired bootstrap of the mean difference (not a summary unit);
+- a task's own statistic (``test="bootstrap"``, e.g. a plugin's AUC, or the MSE of the relatedness tasks): a
+  paired bootstrap of statistic(rows of A) − statistic(rows of B) (:func:`benchbox.stats.paired_bootstrap_rows`);
 - no per-item scores on one side (published numbers): Pearson rows by the worst case over the unknown
   r(A, B) (:func:`benchbox.stats.unknown_r_ab_test`), flagged ``approximate``.
 
@@ -31,8 +37,8 @@ With ``baseline``, every other model is compared with the baseline only (A = the
 Summary rows also carry their difference on a common scale (``effect``, ``effect_var``: Fisher-z difference
 for Pearson rows, difference of paired proportions for accuracy and R@10) and the item set they share
 (``cluster``, :func:`benchbox.meta.row_cluster`): the inputs of the claim-level statistics
-(:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (``PROTOCOL_SWITCHES``:
-e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
+(:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (the ``protocol_key`` of
+the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
 ``allow_protocol_mismatch`` compared and the mismatch recorded.
 
 Summary units ("tasks", as Merkx & Frank 2019 count their 26): one per subset of a correlation task with its
@@ -68,20 +74,19 @@ from benchbox.labels import model_folder_label, split_label, stored_label
 from benchbox.outdir import check_writable
 from benchbox.registry import ENCODERS
 from benchbox.store import MANIFEST, Run
-from benchbox.task import TaskOptions, resolve_tasks
+from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
            "p_bh", "verdict", "approximate", "unit", "effect", "effect_var", "cluster"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
-LOWER_IS_BETTER = {"medr", "meanr", "mse", "e_inter"}  # e_inter: lower = better separated clusters
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
-UNIT_METRICS = {"correlation": "pearson", "ranks": "r10", "classification": "accuracy"}
 ALPHA = 0.05
 FAMILIES = ("all", "pair")
-#: keys of a task's recorded protocol that change its scores (the rest are outcomes or resampling details)
-PROTOCOL_SWITCHES = ("text", "labels", "split", "scheme", "medr", "ties", "features", "dataset", "folds")
+#: the per-item columns each test reads
+TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
+                "mean": ("metric", "value"), "bootstrap": ()}
 
 
 @dataclass
@@ -95,10 +100,12 @@ class Source:
     config_key: str | None = None
     fingerprint: str | None = None
     path: Path | None = None
-    #: runs only: per task, the protocol switches it recorded (``PROTOCOL_SWITCHES``)
+    #: runs only: per task, the protocol it recorded
     protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: runs only: the encoder name (names a group of seeds)
     name: str | None = None
+    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
+    recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
         m = self.metrics
@@ -127,9 +134,10 @@ def run_source(run: Run, label: str | None = None) -> Source:
     key = json.dumps({"name": name, "config": _without_seeds(encoder.get("config", {})),
                       "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
     label = label or stored_label(run.manifest) or default_label(run)
-    protocols = {task: {k: v for k, v in (info.get("protocol") or {}).items() if k in PROTOCOL_SWITCHES}
-                 for task, info in (run.manifest.get("tasks") or {}).items()}
-    return Source(label, run.metrics, run.items, key, fingerprint, run.path, protocols, name)
+    tasks = {task: info for task, info in (run.manifest.get("tasks") or {}).items() if isinstance(info, dict)}
+    protocols = {task: dict(info.get("protocol") or {}) for task, info in tasks.items()}
+    recorded = {task: info["metadata"] for task, info in tasks.items() if isinstance(info.get("metadata"), dict)}
+    return Source(label, run.metrics, run.items, key, fingerprint, run.path, protocols, name, recorded)
 
 
 def paper_source(name: str, label: str | None = None) -> Source:
@@ -247,26 +255,75 @@ def resolve_sources(
     return resolved
 
 
-def item_kind(items: pd.DataFrame) -> str:
-    """``correlation``, ``ranks`` or ``classification``, from the per-item columns."""
-    columns = set(items.columns)
-    if {"direction", "query", "rank"} <= columns:
-        return "ranks"
-    if {"gold", "score", "item"} <= columns:
-        return "correlation"
-    if {"correct", "item"} <= columns:
-        return "classification"
-    if {"metric", "value", "item"} <= columns:
-        return "means"
-    raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
+@dataclass(frozen=True)
+class TaskTests:
+    """What compare needs to know of a task: its metric specs, the columns that pair items, the protocol keys
+    that must agree."""
+
+    metrics: dict[str, MetricSpec]
+    item_keys: tuple[str, ...]
+    switches: tuple[str, ...]
+
+
+def _mse(rows: pd.DataFrame) -> float:
+    return float(np.mean((rows["score"].to_numpy(float) - rows["gold"].to_numpy(float)) ** 2))
+
+
+def legacy_tests(items: pd.DataFrame | None) -> TaskTests:
+    """The tests of a task that is not installed, from a run that recorded no metadata (written before task
+    metadata existed): read off the per-item columns as benchbox did then — ``direction``/``query``/``rank``:
+    retrieval ranks; ``gold``/``score``/``item``: correlations (and ``mse``); ``correct``/``item``: accuracy;
+    ``metric``/``value``/``item``: means of per-item values. No items: Pearson rows only (approximate test)."""
+    columns = set(items.columns) if items is not None else set()
+    keys: tuple[str, ...] = ("subset", "item")
+    switches = ("text", "labels", "split", "scheme", "medr", "ties", "features", "dataset", "folds")
+    specs: list[MetricSpec] = []
+    if items is None or items.empty:
+        specs = [MetricSpec("pearson", "correlation", unit="r", scale=100, summary=True)]
+    elif {"direction", "query", "rank"} <= columns:
+        keys = ("subset", "direction", "query")
+        specs = [MetricSpec(m, "ranks", unit="%", summary=m == "r10") for m in ("r1", "r5", "r10")]
+        specs += [MetricSpec(m, "ranks", higher_is_better=False, unit="rank") for m in ("medr", "meanr")]
+    elif {"gold", "score", "item"} <= columns:
+        specs = [MetricSpec(m, "correlation", unit="r", scale=100, summary=m == "pearson") for m in ("pearson", "spearman")]
+        specs += [MetricSpec(f"{m}_{a}", "correlation", unit="r", scale=100)
+                  for m in ("pearson", "spearman") for a in stats.AGGREGATES]
+        specs.append(MetricSpec("mse", "bootstrap", higher_is_better=False, unit="mse", statistic=_mse))
+    elif {"correct", "item"} <= columns:
+        specs = [MetricSpec("accuracy", "accuracy", unit="%", summary=True)]
+    elif {"metric", "value", "item"} <= columns:
+        keys = ("subset", "metric", "item")
+        specs = [MetricSpec(m, "mean", higher_is_better=m != "e_inter") for m in dict.fromkeys(items["metric"])]
+    else:
+        raise BenchboxError(f"per-item scores with columns {sorted(columns)} match no known convention")
+    return TaskTests({m.name: m for m in specs}, keys, switches)
+
+
+def task_tests(task: str, a: Source, b: Source) -> TaskTests:
+    """The tests of ``task``: from the installed task, else the metadata a run recorded, else
+    :func:`legacy_tests`."""
+    installed = task_class(task)
+    if installed is not None:
+        return TaskTests({m.name: m for m in installed.metrics}, tuple(installed.item_keys),
+                         tuple(protocol_switches(installed)))
+    recorded = a.recorded.get(task) or b.recorded.get(task)
+    if recorded and isinstance(recorded.get("metrics"), list):
+        specs = [MetricSpec.from_plain(m) for m in recorded["metrics"] if isinstance(m, dict) and "name" in m]
+        return TaskTests({m.name: m for m in specs}, tuple(recorded.get("item_keys") or ("subset", "item")),
+                         tuple(recorded.get("protocol_switches") or ()))
+    items = a.items(task)
+    return legacy_tests(items if items is not None and not items.empty else b.items(task))
 
 
 def _pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: list[str], task: str) -> pd.DataFrame:
-    """Per-item rows of two runs joined on their keys (never by position; :func:`item_kind` has checked the
-    key columns): a key missing from either run, a key twice in one run, or different gold scores for one key
-    is an error that names the runs."""
+    """Per-item rows of two runs joined on their keys (never by position): a key column or a key missing from
+    either run, a key twice in one run, or different gold scores for one key is an error that names the runs."""
     for source, items in ((a, ia), (b, ib)):
         where = source.path or source.label
+        lacking = [k for k in keys if k not in items.columns]
+        if lacking:
+            raise BenchboxError(f"{where}: the per-item file of {task} lacks the key column(s) {', '.join(lacking)}; "
+                                "restore the file or re-run the evaluation")
         twice = items.duplicated(keys, keep=False)
         if twice.any():
             first = items.loc[twice, keys].iloc[0].tolist()
@@ -283,11 +340,6 @@ def _pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: 
     return merged
 
 
-def weighted_mse(w: np.ndarray, gold: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Mean squared error of ``score`` against ``gold`` in each resample."""
-    return (w * (score - gold) ** 2).sum(axis=1) / w.sum(axis=1)
-
-
 @dataclass
 class _Pair:
     a: Source
@@ -296,10 +348,13 @@ class _Pair:
     n_boot: int
     seed: int
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: per row: whether lower values are better (the row's MetricSpec)
+    lower: list[bool] = field(default_factory=list)
 
-    def add(self, task: str, subset: str, metric: str, test: str, statistic: float, p: float,
-            diff_ci: tuple[float, float], *, unit: bool, approximate: bool = False,
+    def add(self, task: str, subset: str, spec: MetricSpec, test: str, statistic: float, p: float,
+            diff_ci: tuple[float, float], *, approximate: bool = False,
             effect: tuple[float, float] | None = None, kind: str = "correlation") -> None:
+        metric = spec.name
         ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
         self.rows.append({
             "task": task, "subset": subset, "metric": metric, "model_a": self.a.label, "model_b": self.b.label,
@@ -307,10 +362,11 @@ class _Pair:
             "value_b": float(rb["value"]), "ci_low_b": float(rb["ci_low"]), "ci_high_b": float(rb["ci_high"]),
             "diff": float(ra["value"]) - float(rb["value"]), "diff_ci_low": float(diff_ci[0]),
             "diff_ci_high": float(diff_ci[1]), "test": test, "statistic": float(statistic), "p": float(p),
-            "approximate": approximate, "unit": unit, "effect": float(effect[0]) if effect else math.nan,
+            "approximate": approximate, "unit": spec.summary, "effect": float(effect[0]) if effect else math.nan,
             "effect_var": float(effect[1]) if effect else math.nan,
             "cluster": meta.row_cluster(task, subset, kind),
         })
+        self.lower.append(not spec.higher_is_better)
 
     def bootstrap(self, gold, score_a, score_b, **kwargs: Any) -> stats.BootstrapResult:
         return stats.paired_bootstrap(gold, score_a, score_b, n_boot=self.n_boot, seed=self.seed, **kwargs)
@@ -321,103 +377,128 @@ class _Pair:
         keys_b = set(zip(mb["subset"].astype(str), mb["metric"]))
         return [k for k in zip(ma["subset"].astype(str), ma["metric"]) if k in keys_b]
 
-    def correlation(self, task: str, merged: pd.DataFrame) -> None:
-        by_subset = dict(tuple(merged.groupby("subset", sort=False)))
-        for subset, metric in self.shared_rows(task):
-            if subset in by_subset and metric in ("pearson", "spearman"):
-                part = by_subset[subset]
-                g, a, b = (part[c].to_numpy(float) for c in ("gold_a", "score_a", "score_b"))
-                if metric == "spearman":
-                    g, a, b = rankdata(g), rankdata(a), rankdata(b)
-                r_ga, r_gb, r_ab = (float(np.clip(np.nan_to_num(np.corrcoef(x, y)[0, 1]), -1, 1))
-                                    for x, y in ((g, a), (g, b), (a, b)))
-                statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
-                effect = stats.fisher_z_difference(r_ga, r_gb, r_ab, len(g)) if metric == "pearson" else None
-                self.add(task, subset, metric, self.test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)),
-                         unit=metric == "pearson", effect=effect)
-            elif subset == "all" and metric.count("_") == 1 and metric.split("_")[1] in stats.AGGREGATES:
-                method, aggregate = metric.split("_")
-                result = self.bootstrap(merged["gold_a"], merged["score_a"], merged["score_b"],
-                                        strata=merged["subset"], statistic=method, aggregate=aggregate)
-                self.add(task, subset, metric, "bootstrap (strata)", result.z, result.p, result.ci,
-                         unit=False)
-            elif subset in by_subset and metric == "mse":
-                part = by_subset[subset]
-                result = self.bootstrap(part["gold_a"], part["score_a"], part["score_b"], statistic=weighted_mse)
-                self.add(task, subset, metric, "bootstrap", result.z, result.p, result.ci, unit=False)
-
-    def ranks(self, task: str, merged: pd.DataFrame) -> None:
-        for subset, metric in self.shared_rows(task):
-            part = merged[merged["direction"] == subset]
-            if part.empty:
-                continue
-            ra, rb, folds = part["rank_a"].to_numpy(float), part["rank_b"].to_numpy(float), part["subset"]
-            if metric in ("r1", "r5", "r10"):
-                k = int(metric[1:])
-                statistic, p = stats.mcnemar_test(ra <= k, rb <= k)
-                result = self.bootstrap(None, 100.0 * (ra <= k), 100.0 * (rb <= k), strata=folds,
-                                        statistic=stats.weighted_mean)
-                effect = stats.paired_proportion_difference(ra <= k, rb <= k) if metric == "r10" else None
-                self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=metric == "r10", kind="ranks",
-                         effect=effect)
-            elif metric in ("medr", "meanr"):
-                statistic, p = stats.wilcoxon_test(ra, rb)
-                kind = stats.weighted_median if metric == "medr" else stats.weighted_mean
-                result = self.bootstrap(None, ra, rb, strata=folds, statistic=kind)
-                self.add(task, subset, metric, "wilcoxon", statistic, p, result.ci, unit=False, kind="ranks")
-
-    def classification(self, task: str, merged: pd.DataFrame) -> None:
-        for subset, metric in self.shared_rows(task):
-            if metric != "accuracy":
-                continue
-            if subset not in set(merged["subset"]):
-                continue  # e.g. the dev accuracy of a k-fold task: no per-item predictions to pair
+    def correlation(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
+        """``pearson``/``spearman`` per subset by Williams/Steiger; ``<method>_<aggregate>`` on subset ``all`` by
+        a paired bootstrap stratified by subset."""
+        method, _, aggregate = spec.name.partition("_")
+        if method not in ("pearson", "spearman") or (aggregate and aggregate not in stats.AGGREGATES):
+            raise BenchboxError(f"{task}: metric {spec.name!r} is declared test='correlation', which tests pearson, "
+                                f"spearman and their {', '.join(stats.AGGREGATES)} aggregates only")
+        if not aggregate:
             part = merged[merged["subset"] == subset]
-            ca, cb = part["correct_a"].to_numpy(bool), part["correct_b"].to_numpy(bool)
-            value = float(self.a.value(task, subset, metric)["value"])
-            scale = 100.0 if value > 1.0 else 1.0
-            statistic, p = stats.mcnemar_test(ca, cb)
-            result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
-            self.add(task, subset, metric, "mcnemar", statistic, p, result.ci, unit=True, kind="classification",
-                     effect=stats.paired_proportion_difference(ca, cb))
+            if part.empty:
+                return
+            g, a, b = (part[c].to_numpy(float) for c in ("gold_a", "score_a", "score_b"))
+            if method == "spearman":
+                g, a, b = rankdata(g), rankdata(a), rankdata(b)
+            r_ga, r_gb, r_ab = (float(np.clip(np.nan_to_num(np.corrcoef(x, y)[0, 1]), -1, 1))
+                                for x, y in ((g, a), (g, b), (a, b)))
+            statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
+            effect = stats.fisher_z_difference(r_ga, r_gb, r_ab, len(g)) if spec.summary and method == "pearson" else None
+            self.add(task, subset, spec, self.test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)), effect=effect)
+        elif subset == "all":
+            result = self.bootstrap(merged["gold_a"], merged["score_a"], merged["score_b"],
+                                    strata=merged["subset"], statistic=method, aggregate=aggregate)
+            self.add(task, subset, spec, "bootstrap (strata)", result.z, result.p, result.ci)
 
-    def means(self, task: str, merged: pd.DataFrame) -> None:
-        groups = dict(tuple(merged.groupby(["subset", "metric"], sort=False)))
-        for subset, metric in self.shared_rows(task):
-            if (subset, metric) in groups:
-                part = groups[(subset, metric)]
-                result = self.bootstrap(None, part["value_a"], part["value_b"], statistic=stats.weighted_mean)
-                self.add(task, subset, metric, "bootstrap", result.z, result.p, result.ci, unit=False)
+    def ranks(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
+        """``r<K>`` by McNemar on hit@K, ``medr``/``meanr`` by Wilcoxon (the subset is the direction)."""
+        part = merged[merged["direction"] == subset]
+        if part.empty:
+            return
+        ra, rb, folds = part["rank_a"].to_numpy(float), part["rank_b"].to_numpy(float), part["subset"]
+        metric = spec.name
+        if metric.startswith("r") and metric[1:].isdigit():
+            k = int(metric[1:])
+            statistic, p = stats.mcnemar_test(ra <= k, rb <= k)
+            result = self.bootstrap(None, 100.0 * (ra <= k), 100.0 * (rb <= k), strata=folds,
+                                    statistic=stats.weighted_mean)
+            effect = stats.paired_proportion_difference(ra <= k, rb <= k) if spec.summary else None
+            self.add(task, subset, spec, "mcnemar", statistic, p, result.ci, kind="ranks", effect=effect)
+        elif metric in ("medr", "meanr"):
+            statistic, p = stats.wilcoxon_test(ra, rb)
+            kind = stats.weighted_median if metric == "medr" else stats.weighted_mean
+            result = self.bootstrap(None, ra, rb, strata=folds, statistic=kind)
+            self.add(task, subset, spec, "wilcoxon", statistic, p, result.ci, kind="ranks")
+        else:
+            raise BenchboxError(f"{task}: metric {metric!r} is declared test='ranks', which tests r<K>, medr and "
+                                "meanr only")
 
-    def approximate(self, task: str) -> None:
+    def accuracy(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
+        """McNemar's exact test on ``correct``; interval: paired bootstrap of the accuracy difference."""
+        if subset not in set(merged["subset"]):
+            return  # e.g. the dev accuracy of a k-fold task: no per-item predictions to pair
+        part = merged[merged["subset"] == subset]
+        ca, cb = part["correct_a"].to_numpy(bool), part["correct_b"].to_numpy(bool)
+        value = float(self.a.value(task, subset, spec.name)["value"])
+        scale = 100.0 if value > 1.0 else 1.0
+        statistic, p = stats.mcnemar_test(ca, cb)
+        result = self.bootstrap(None, scale * ca, scale * cb, statistic=stats.weighted_mean)
+        effect = stats.paired_proportion_difference(ca, cb) if spec.summary else None
+        self.add(task, subset, spec, "mcnemar", statistic, p, result.ci, kind="classification", effect=effect)
+
+    def mean(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
+        """A paired bootstrap of the mean of the per-item values of this metric."""
+        part = merged[(merged["subset"] == subset) & (merged["metric"] == spec.name)]
+        if not part.empty:
+            result = self.bootstrap(None, part["value_a"], part["value_b"], statistic=stats.weighted_mean)
+            self.add(task, subset, spec, "bootstrap", result.z, result.p, result.ci)
+
+    def bootstrap_statistic(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
+        """A paired bootstrap of the task's own statistic over the subset's per-item rows. A metric read back
+        from a run manifest has no statistic: not tested."""
+        part = merged[merged["subset"] == subset]
+        if part.empty or spec.statistic is None:
+            return
+        result = stats.paired_bootstrap_rows(_side(part, "_a"), _side(part, "_b"), spec.statistic,
+                                             n_boot=self.n_boot, seed=self.seed)
+        self.add(task, subset, spec, "bootstrap", result.z, result.p, result.ci)
+
+    def approximate(self, task: str, tests: TaskTests) -> None:
+        """No per-item scores on one side: per-subset Pearson rows by the worst case over the unknown r(A, B)."""
         for subset, metric in self.shared_rows(task):
-            if metric != "pearson":
+            spec = tests.metrics.get(metric)
+            if spec is None or spec.test != "correlation" or metric != "pearson":
                 continue
             ra, rb = self.a.value(task, subset, metric), self.b.value(task, subset, metric)
             if int(ra["n"]) != int(rb["n"]) or int(ra["n"]) <= 3:
                 continue
             z, p, low, high = stats.unknown_r_ab_test(float(ra["value"]), float(rb["value"]), int(ra["n"]))
-            self.add(task, subset, metric, "steiger-worst-case", z, p, (low, high), unit=True,
-                     approximate=True)
+            self.add(task, subset, spec, "steiger-worst-case", z, p, (low, high), approximate=True)
 
-    def compare(self, tasks: Iterable[str]) -> pd.DataFrame:
+    def compare(self, tasks: Iterable[str]) -> tuple[pd.DataFrame, pd.Series]:
+        """The rows of every tested metric of ``tasks``, and per row whether lower values are better."""
         for task in tasks:
+            tests = task_tests(task, self.a, self.b)
             ia, ib = self.a.items(task), self.b.items(task)
             if ia is None or ib is None or ia.empty or ib.empty:
-                self.approximate(task)
+                self.approximate(task, tests)
                 continue
-            kind = item_kind(ia)
-            if item_kind(ib) != kind:
-                raise BenchboxError(f"{task}: the two runs store different kinds of per-item scores")
-            keys = {"ranks": ["subset", "direction", "query"], "means": ["subset", "metric", "item"]}.get(
-                kind, ["subset", "item"])
-            getattr(self, kind)(task, _pair_items(self.a, ia, self.b, ib, keys, task))
-        return pd.DataFrame(self.rows, columns=COLUMNS)
+            merged = _pair_items(self.a, ia, self.b, ib, list(tests.item_keys), task)
+            for subset, metric in self.shared_rows(task):
+                spec = tests.metrics.get(metric)
+                if spec is None or spec.test is None:
+                    continue
+                lacking = [c for c in TEST_COLUMNS[spec.test] if c not in ia.columns or c not in ib.columns]
+                if lacking:
+                    raise BenchboxError(f"{task}: metric {metric} is tested by {spec.test!r}, which needs the per-item "
+                                        f"column(s) {', '.join(lacking)}; the runs' per-item files lack them")
+                method = "bootstrap_statistic" if spec.test == "bootstrap" else spec.test
+                getattr(self, method)(task, subset, spec, merged)
+        return pd.DataFrame(self.rows, columns=COLUMNS), pd.Series(self.lower, dtype=bool)
 
 
-def _verdicts(table: pd.DataFrame, correction: str) -> pd.Series:
+def _side(merged: pd.DataFrame, suffix: str) -> pd.DataFrame:
+    """One run's per-item rows out of the joined rows: its suffixed columns unsuffixed, plus the shared ones."""
+    other = "_b" if suffix == "_a" else "_a"
+    columns = {c: c.removesuffix(suffix) for c in merged.columns if not c.endswith(other)}
+    return merged[list(columns)].rename(columns=columns).reset_index(drop=True)
+
+
+def _verdicts(table: pd.DataFrame, correction: str, lower: pd.Series) -> pd.Series:
+    """better / worse / no significant difference at 5%; ``lower``: per row, whether lower values are better."""
     p = table["p_holm" if correction == "holm" else "p_bh"]
-    lower = table["metric"].isin(LOWER_IS_BETTER)
+    lower = lower.to_numpy(bool)
     a_better = np.where(lower, table["diff"] < 0, table["diff"] > 0)
     verdict = np.where(a_better, "better", "worse")
     return pd.Series(np.where(p < ALPHA, verdict, VERDICTS[2]), index=table.index)
@@ -538,12 +619,15 @@ def _pairs(resolved: list[Source], baseline: str | None) -> list[tuple[Source, S
 
 
 def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
-    """One line per task where the two runs recorded different protocol switches."""
+    """One line per task where the two runs recorded different protocol switches (the protocol keys of the
+    task's options, :func:`task_tests`)."""
     lines = []
     for task in tasks:
         pa, pb = a.protocols.get(task), b.protocols.get(task)
         if pa is None or pb is None:
             continue
+        switches = task_tests(task, a, b).switches
+        pa, pb = ({k: v for k, v in p.items() if k in switches} for p in (pa, pb))
         differ = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
         if differ:
             lines.append(f"{task}: {a.label} vs {b.label} differ in "
@@ -595,7 +679,7 @@ def compare(
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
                                cache=cache, log=log, rerun=rerun, labels=labels)
-    frames, mismatches = [], []
+    frames, lowers, mismatches = [], [], []
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if names is None or t in names]
@@ -606,7 +690,8 @@ def compare(
             raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
                                 "--allow-protocol-mismatch to compare them anyway (recorded)")
         mismatches += differ
-        table = _Pair(a, b, test, n_boot, seed).compare(chosen)
+        table, lower = _Pair(a, b, test, n_boot, seed).compare(chosen)
+        lowers.append(lower)
         if family == "pair":
             table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
             table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
@@ -615,7 +700,8 @@ def compare(
     if family == "all":
         table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
         table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
-    table["verdict"] = _verdicts(table, correction)
+    lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
+    table["verdict"] = _verdicts(table, correction, lower)
     from benchbox.claims import claims
 
     def same(spec: str) -> str:  # a run folder however it is written (and labelled), else the name

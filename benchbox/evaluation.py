@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,18 @@ from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.provenance import components
 from benchbox.store import METRIC_COLUMNS, write_run
-from benchbox.task import EvalContext, MetricRecord, Task, TaskOptions, TaskResult, resolve_tasks
+from benchbox.task import (
+    DataFile,
+    EvalContext,
+    MetricRecord,
+    Task,
+    TaskOptions,
+    TaskResult,
+    check_task_options,
+    locate_file,
+    option_values,
+    resolve_tasks,
+)
 
 
 @dataclass
@@ -44,6 +55,8 @@ class Evaluation:
     #: seconds per task (``run_tasks``), and where the encoder and task classes come from (provenance)
     elapsed_s: dict[str, float] = field(default_factory=dict)
     parts: dict[str, Any] | None = None
+    #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
+    tasks: dict[str, Task] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -57,17 +70,26 @@ class Evaluation:
             "kind": "eval",
             **({"label": self.label} if self.label else {}),
             "encoder": self.encoder,
-            "options": asdict(self.options),
+            "options": self.options.recorded(),
             "data_root": self.data_root,
-            "tasks": {
-                r.task: {"protocol": r.protocol, "data_checksums": r.data_checksums,
-                         **({"elapsed_s": self.elapsed_s[r.task]} if r.task in self.elapsed_s else {})}
-                for r in self.results
-            },
+            "tasks": {r.task: self._task_record(r) for r in self.results},
             **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
         return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items, parts=self.parts)
+
+    def _task_record(self, result: TaskResult) -> dict[str, Any]:
+        """What the manifest keeps of one task: protocol, data checksums and, for a known task, its option
+        values and metadata (:meth:`Task.recorded_metadata`: compare and report read it when the task is not
+        installed)."""
+        record: dict[str, Any] = {"protocol": result.protocol, "data_checksums": result.data_checksums}
+        if result.task in self.elapsed_s:
+            record["elapsed_s"] = self.elapsed_s[result.task]
+        task = self.tasks.get(result.task)
+        if task is not None:
+            record["options"] = option_values(task, self.options)
+            record["metadata"] = task.recorded_metadata()
+        return record
 
 
 def make_embedder(
@@ -129,9 +151,13 @@ def run_tasks(
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
     if not task_objs:
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
+    check_task_options(task_objs, options)
     data = DataRoot(data_dir)
     for task in task_objs:
         data.require(task.required_files(options))
+        for data_file in task.data_files:
+            if isinstance(data_file, DataFile):
+                locate_file(data, data_file)
     _say_fallback(data, task_objs, options, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
@@ -159,6 +185,7 @@ def run_tasks(
         label=label,
         elapsed_s=elapsed,
         parts=components(encoder, task_objs),
+        tasks={task.name: task for task in task_objs},
     )
 
 

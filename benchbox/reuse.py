@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 from benchbox.data import DataRoot
@@ -35,7 +34,7 @@ EMBEDDED_PREFIX = "embedded:"
 
 def recorded_options(options: TaskOptions) -> dict:
     """``options`` as a run manifest stores them (JSON round trip)."""
-    return json.loads(json.dumps(asdict(options), default=str))
+    return json.loads(json.dumps(options.recorded(), default=str))
 
 
 def data_unchanged(checksums: dict[str, str], data: DataRoot) -> bool:

@@ -368,6 +368,39 @@ def paired_bootstrap(
     return BootstrapResult(diff, float(low), float(high), se, z, _wald_p(diff, se), n_boot)
 
 
+def paired_bootstrap_rows(
+    rows_a: pd.DataFrame,
+    rows_b: pd.DataFrame,
+    statistic: Callable[[pd.DataFrame], float],
+    *,
+    n_boot: int = 1000,
+    seed: int = 1111,
+    level: float = 0.95,
+) -> BootstrapResult:
+    """Paired bootstrap of ``statistic(rows_a) - statistic(rows_b)`` for any statistic of per-item rows (a
+    task's own metric, e.g. an AUC): row i of A and of B is the same item, and each resample takes the same
+    items for both, drawn as :func:`paired_bootstrap` draws them without strata (the same seed gives the same
+    resamples). Interval, standard error and p as there; a resample whose statistic is not finite (e.g. an AUC
+    of a one-class resample) is left out."""
+    if len(rows_a) != len(rows_b) or len(rows_a) < 2:
+        raise BenchboxError(f"paired_bootstrap_rows needs two tables of one length >= 2, got {len(rows_a)} and {len(rows_b)}")
+    if n_boot < 2:
+        raise BenchboxError(f"n_boot must be at least 2, got {n_boot}")
+    counts = bootstrap_counts(np.random.default_rng(seed), len(rows_a), n_boot).astype(np.int64)
+    items = np.arange(len(rows_a))
+    diff = float(statistic(rows_a)) - float(statistic(rows_b))
+    boot = np.array([float(statistic(rows_a.iloc[idx])) - float(statistic(rows_b.iloc[idx]))
+                     for idx in (np.repeat(items, c) for c in counts)])
+    boot = boot[np.isfinite(boot)]
+    if len(boot) < 2:
+        raise BenchboxError("paired_bootstrap_rows: the statistic is not finite on the resamples")
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boot, [alpha, 1 - alpha])
+    se = float(boot.std(ddof=1))
+    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    return BootstrapResult(diff, float(low), float(high), se, z, _wald_p(diff, se), n_boot)
+
+
 def _paired_flags(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 1 or x.shape != y.shape:

@@ -1,10 +1,58 @@
-"""The task contract: metadata (as in mteb), an ``evaluate`` method, and tidy results.
+"""The task contract: metadata that does the work (modelled on mteb's ``TaskMetadata``), ``evaluate``, tidy results.
 
-A task declares the data files it reads (relative to the data root), its splits and its main score, and
-``evaluate(encoder, ctx)`` returns a :class:`TaskResult`: tidy metric records (one per task × subset ×
-metric, each with a confidence interval and n) plus per-item scores (per-pair similarities, per-query
-ranks), without which no paired significance test is possible. A task never trains the encoder;
-supervised probes live inside the task.
+A task is a :class:`Task` subclass registered under the entry-point group ``benchbox.tasks`` (or at run time with
+``benchbox.registry.TASKS.register(name, TaskClass)``). Its class attributes are read by every part of benchbox,
+so that adding a task touches only its module and its entry point:
+
+- ``metrics``: one :class:`MetricSpec` per metric name it reports — direction (``higher_is_better``), ``unit``
+  (``"r"``, ``"%"``, ``"rank"``, ``"mse"``, ``"value"``), display ``scale`` and ``test``, the paired test
+  ``benchbox compare`` runs on its per-item rows: ``"correlation"`` (items ``gold``, ``score``: Williams' t or
+  Steiger's Z per subset on ``pearson``/``spearman``; ``<method>_<mean|wmean|pooled>`` on subset ``all`` by a
+  paired bootstrap stratified by subset), ``"accuracy"`` (items ``correct``: McNemar's exact test),
+  ``"ranks"`` (items ``direction``, ``rank``: ``r<K>`` by McNemar on hit@K, ``medr``/``meanr`` by Wilcoxon),
+  ``"mean"`` (items ``metric``, ``value``: paired bootstrap of the mean of the items of that metric),
+  ``"bootstrap"`` (paired bootstrap of ``statistic(rows) -> float``, any per-item columns), or None (no test:
+  dev scores, rsum, F1). ``summary=True`` marks the metric counted as one "task" in compare's summary line.
+- ``main_score``, ``item_kind`` (what a per-item row is), ``item_keys`` (the columns that pair the items of two
+  runs), ``version``, ``license``, ``citation`` (BibTeX), ``reference`` (short), ``group`` (the report section,
+  e.g. ``"semantic similarity"``) and ``order`` (position in reports, then the name).
+- ``data_files``: paths relative to the data root, or :class:`DataFile` (path + sha256, optionally found in the
+  plugin's own package folder ``package_dir``); checked before any evaluation; read with ``ctx.file(...)``.
+- ``options``: the task's own :class:`TaskOption` (typed, with default, help and choices or range), set by
+  ``-t TASK:KEY=VALUE`` / ``--task-option`` or ``TaskOptions(task_options={task: {key: value}})``, validated
+  before work starts, read with ``ctx.option(self, key)`` and recorded in the run. ``protocol_key`` names the
+  key of the task's recorded ``protocol`` that shows the option; compare refuses runs that differ in it.
+  ``legacy`` maps an option to the shared :class:`TaskOptions` field its old CLI flag sets (``--text``).
+
+Runs record each task's metadata (:meth:`Task.recorded_metadata`), so runs of tasks that are no longer
+installed still compare. A minimal complete task (a runnable version is in ``tests/test_task_metadata.py``)::
+
+    from sklearn.metrics import roc_auc_score
+
+    class Paraphrase(Task):
+        name = "paraphrase-auc"
+        description = "cosine of the two sentences as a paraphrase detector"
+        group, order = "paraphrase", 900
+        main_score = "auc"
+        item_kind, item_keys = "pairs", ("subset", "item")
+        metrics = (MetricSpec("auc", test="bootstrap", unit="value", summary=True,
+                              statistic=lambda rows: roc_auc_score(rows["gold"], rows["score"])),)
+        data_files = (DataFile("pairs.tsv", sha256="…", package_dir=Path(__file__).parent),)
+        options = (TaskOption("threshold", float, 0.5, "decision threshold", low=0, high=1,
+                              protocol_key="threshold"),)
+        version, license, citation = "1", "CC-BY-4.0", "@misc{...}"
+
+        def evaluate(self, encoder, ctx):
+            path = ctx.file(self.data_files[0])
+            ...  # embed with ctx.embed, score, build per-item rows with columns subset, item, gold, score
+            return TaskResult(self.name, [MetricRecord(self.name, "test", "auc", auc, n=len(rows))], rows,
+                              protocol={"threshold": ctx.option(self, "threshold")},
+                              data_checksums=ctx.data.checksums([path]))
+
+``evaluate(encoder, ctx)`` returns a :class:`TaskResult`: tidy metric records (one per task × subset × metric,
+each with a confidence interval and n) plus per-item scores (per-pair similarities, per-query ranks), without
+which no paired significance test is possible. A task never trains the encoder; supervised probes live inside
+the task.
 """
 
 from __future__ import annotations
@@ -13,6 +61,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,7 +69,130 @@ import pandas as pd
 
 from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
+from benchbox.errors import BenchboxError
 
+#: the paired tests compare can run on a metric (see the module docstring)
+TESTS = ("correlation", "accuracy", "ranks", "mean", "bootstrap")
+#: what a metric's number is: a correlation in [-1, 1], a percentage, a rank, a squared error, anything else
+UNITS = ("r", "%", "rank", "mse", "value")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric a task reports and how it is read and tested (see the module docstring)."""
+
+    name: str
+    #: the paired test on per-item rows: one of :data:`TESTS`, or None (not tested)
+    test: str | None = None
+    higher_is_better: bool = True
+    #: one of :data:`UNITS`
+    unit: str = "value"
+    #: display scale (100 for correlations shown × 100)
+    scale: float = 1.0
+    #: counted as one task in compare's summary line (Merkx & Frank 2019 count Pearson per subset, R@10 per
+    #: retrieval direction, accuracy per classification subset)
+    summary: bool = False
+    #: ``test="bootstrap"``: the metric computed from per-item rows (one side's columns, unsuffixed)
+    statistic: Callable[[pd.DataFrame], float] | None = field(default=None, compare=False)
+    description: str = ""
+    #: True for a spec read back from a run manifest (its ``statistic`` cannot be recorded)
+    _recorded: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.test is not None and self.test not in TESTS:
+            raise BenchboxError(f"metric {self.name!r}: unknown test {self.test!r}; use one of {', '.join(TESTS)} or None")
+        if self.unit not in UNITS:
+            raise BenchboxError(f"metric {self.name!r}: unknown unit {self.unit!r}; use one of {', '.join(UNITS)}")
+        if self.test == "bootstrap" and self.statistic is None and not self._recorded:
+            raise BenchboxError(f"metric {self.name!r}: test 'bootstrap' needs a statistic(rows) -> float")
+
+    def plain(self) -> dict[str, Any]:
+        """The fields a run manifest records (all but ``statistic``)."""
+        return {"name": self.name, "test": self.test, "higher_is_better": self.higher_is_better,
+                "unit": self.unit, "scale": self.scale, "summary": self.summary}
+
+    @classmethod
+    def from_plain(cls, record: dict[str, Any]) -> MetricSpec:
+        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested."""
+        test = record.get("test")
+        return cls(str(record["name"]), test if test in TESTS else None, bool(record.get("higher_is_better", True)),
+                   record.get("unit") if record.get("unit") in UNITS else "value", float(record.get("scale", 1.0)),
+                   bool(record.get("summary", False)), _recorded=True)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file a task reads: ``path`` relative to the data root (or to ``package_dir``, a plugin's own package
+    folder), and its sha256 (checked before evaluation when given)."""
+
+    path: str
+    sha256: str = ""
+    package_dir: Path | None = None
+
+
+_TYPES = {str: "text", int: "integer", float: "number", bool: "true/false"}
+
+
+@dataclass(frozen=True)
+class TaskOption:
+    """A task's own protocol switch: ``-t TASK:NAME=VALUE`` on the command line."""
+
+    name: str
+    type: type = str
+    default: Any = None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    #: the shared :class:`TaskOptions` field the option's old CLI flag sets (``--text`` → ``text``)
+    legacy: str | None = None
+    #: the key of the task's recorded protocol that shows this option; runs that differ in it are not compared
+    #: (None: the option changes no score, e.g. how an interval is computed)
+    protocol_key: str | None = None
+
+    def parse(self, task: str, text: str) -> Any:
+        """The value of ``text`` (as typed on the command line), checked."""
+        if self.type is bool:
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise BenchboxError(f"task option {task}:{self.name} is true or false, got {text!r}")
+            return self.check(task, lowered in ("true", "1", "yes"))
+        if self.type in (int, float):
+            try:
+                value = self.type(text)
+            except ValueError:
+                raise BenchboxError(f"task option {task}:{self.name} must be {_TYPES[self.type]}, got {text!r}") from None
+            return self.check(task, value)
+        return self.check(task, text)
+
+    def check(self, task: str, value: Any) -> Any:
+        """``value`` if it is of the option's type and within its choices or range, else a one-line error."""
+        from benchbox.options import check_number
+
+        name = f"task option {task}:{self.name}"
+        if value is None and self.default is None:
+            return value
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
+            raise BenchboxError(f"{name} must be {_TYPES.get(self.type, self.type.__name__)}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise BenchboxError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if self.type in (int, float):
+            check_number(name, value, low=self.low, high=self.high)
+        return value
+
+    def describe(self) -> str:
+        """``type, default D, one of … / range``: for ``benchbox describe``."""
+        parts = [_TYPES.get(self.type, self.type.__name__), f"default {self.default!r}"]
+        if self.choices is not None:
+            parts.append("one of " + ", ".join(map(str, self.choices)))
+        if self.low is not None or self.high is not None:
+            parts.append(f"range [{'' if self.low is None else f'{self.low:g}'}, "
+                         f"{'' if self.high is None else f'{self.high:g}'}]")
+        if self.legacy:
+            parts.append(f"flag --{self.legacy.replace('_', '-')}")
+        return "; ".join(parts)
 
 @dataclass(frozen=True)
 class MetricRecord:
@@ -63,6 +235,16 @@ class TaskOptions:
     retrieval_medr: str = "vsepp"
     #: retrieval ties with the target: ``"optimistic"`` (not counted; VSE++ on tie-free data) or ``"pessimistic"``
     retrieval_ties: str = "optimistic"
+    #: per task, the values of its own options (:class:`TaskOption`) given by ``-t TASK:KEY=VALUE``
+    task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as a run manifest records them (``task_options`` only when some were given, so that runs
+        written before task options existed record the same)."""
+        record = asdict(self)
+        if not record["task_options"]:
+            del record["task_options"]
+        return record
 
 
 @dataclass
@@ -90,28 +272,134 @@ class EvalContext:
     #: ``log(message)``: progress lines to stderr (silenced by ``--quiet``)
     log: Callable[[str], None] = lambda message: None
 
+    def option(self, task: Task, name: str) -> Any:
+        """The value of ``task``'s option ``name`` (:func:`option_values`)."""
+        return option_values(task, self.options)[name]
+
+    def file(self, data_file: DataFile | str) -> Path:
+        """Where a declared data file is (its package folder, else the data root), its sha256 checked."""
+        return locate_file(self.data, data_file)
+
 
 class Task(ABC):
     """Base class for evaluation tasks. Subclasses set the metadata and implement :meth:`evaluate`."""
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: every metric the task reports (see the module docstring); a metric not listed is shown but never tested
+    metrics: ClassVar[tuple[MetricSpec, ...]] = ()
     #: metric name of the headline score (e.g. ``"pearson"``)
     main_score: ClassVar[str]
-    #: data files relative to the data root; the data layer checks them before evaluation
-    data_files: ClassVar[tuple[str, ...]] = ()
+    #: what one per-item row is (e.g. ``"sentence pair"``, ``"query"``) and the columns that pair two runs' rows
+    item_kind: ClassVar[str] = ""
+    item_keys: ClassVar[tuple[str, ...]] = ("subset", "item")
+    #: data files relative to the data root (or :class:`DataFile`); checked before evaluation
+    data_files: ClassVar[tuple[str | DataFile, ...]] = ()
     #: evaluation splits used
     splits: ClassVar[tuple[str, ...]] = ("test",)
-    #: short citation of the protocol's source
+    #: the task's own options (``-t TASK:KEY=VALUE``)
+    options: ClassVar[tuple[TaskOption, ...]] = ()
+    #: report section (tasks of one group share it) and position (then by name)
+    group: ClassVar[str] = "other"
+    order: ClassVar[int] = 1000
+    #: bump when a change of the implementation changes numbers
+    version: ClassVar[str] = "1"
+    license: ClassVar[str] = ""
+    #: BibTeX of the protocol's source; ``reference``: a short citation
+    citation: ClassVar[str] = ""
     reference: ClassVar[str] = ""
 
     def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        """The files this task will read under ``options`` (default: ``data_files``)."""
-        return self.data_files
+        """The data-root files this task will read under ``options`` (default: the declared ``data_files``
+        that are not in a package folder)."""
+        return tuple(f if isinstance(f, str) else f.path for f in self.data_files
+                     if isinstance(f, str) or f.package_dir is None)
+
+    @classmethod
+    def metric(cls, name: str) -> MetricSpec | None:
+        """The spec of metric ``name``, None if the task does not declare it."""
+        return next((m for m in cls.metrics if m.name == name), None)
+
+    @classmethod
+    def recorded_metadata(cls) -> dict[str, Any]:
+        """What a run manifest records of the task, so that its runs compare and report without it."""
+        return {"version": cls.version, "group": cls.group, "order": cls.order, "main_score": cls.main_score,
+                "item_keys": list(cls.item_keys), "metrics": [m.plain() for m in cls.metrics],
+                "protocol_switches": protocol_switches(cls)}
 
     @abstractmethod
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         """Run the protocol and return the result."""
+
+
+def protocol_switches(task: type[Task] | Task) -> list[str]:
+    """The keys of ``task``'s recorded protocol that show options changing its scores."""
+    return [o.protocol_key for o in task.options if o.protocol_key]
+
+
+def option_values(task: type[Task] | Task, options: TaskOptions) -> dict[str, Any]:
+    """Every option of ``task``: the value given for it (``options.task_options``), else its legacy flag's
+    field of ``options``, else its default; each checked."""
+    given = options.task_options.get(task.name, {})
+    values = {}
+    for option in task.options:
+        if option.name in given:
+            value = given[option.name]
+        elif option.legacy is not None:
+            value = getattr(options, option.legacy)
+        else:
+            value = option.default
+        values[option.name] = option.check(task.name, value)
+    return values
+
+
+def check_task_options(tasks: list[Task], options: TaskOptions) -> None:
+    """A one-line error for an option given to a task that is not evaluated, or that the task lacks, or a bad
+    value; before any work starts."""
+    by_name = {t.name: t for t in tasks}
+    for name, values in options.task_options.items():
+        if name not in by_name:
+            raise BenchboxError(f"task option for {name}, which is not among the tasks evaluated "
+                                f"({', '.join(by_name)})")
+        declared = {o.name for o in by_name[name].options}
+        for key in values:
+            if key not in declared:
+                raise BenchboxError(f"task {name} has no option {key!r}; its options: "
+                                    f"{', '.join(sorted(declared)) or '(none)'} (`benchbox describe {name}`)")
+    for task in tasks:
+        option_values(task, options)
+
+
+def locate_file(data: DataRoot, data_file: DataFile | str) -> Path:
+    """The file of a declared data file: in its package folder, else the data root (embedded copy included);
+    a declared sha256 that does not match is an error naming the file."""
+    if isinstance(data_file, str):
+        return data.path(data_file)
+    if data_file.package_dir is not None:
+        path = Path(data_file.package_dir) / data_file.path
+        if not path.is_file():
+            raise BenchboxError(f"missing task data {path}: reinstall the package that provides it")
+    else:
+        path = data.path(data_file.path)
+    if data_file.sha256 and data.checksum(path) != data_file.sha256:
+        raise BenchboxError(f"{path} has sha256 {data.checksum(path)[:12]}…, not the {data_file.sha256[:12]}… its "
+                            "task declares: restore the file")
+    return path
+
+
+def task_class(name: str) -> type[Task] | None:
+    """The installed task called ``name`` (its class), or None (not installed, or a group)."""
+    from benchbox.registry import TASKS
+
+    if name not in TASKS:
+        return None
+    try:
+        target = TASKS.get(name)
+    except BenchboxError:
+        return None
+    if isinstance(target, type) and issubclass(target, Task):
+        return target
+    return type(target) if isinstance(target, Task) else None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from benchbox import formatting as fmt
@@ -27,6 +29,8 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
                     structure_section(data, neighbours or [])):
         if section:
             sections.append(section)
+    sections += [Section(f"group-{_slug(group)}", group[:1].upper() + group[1:], [table])
+                 for group, table in results.group_tables(data)]
     if comparison is not None:
         sections.append(Section("significance", "Pairwise significance", significance_blocks(comparison)))
         claims = getattr(comparison, "claims", None)
@@ -48,6 +52,10 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
     if references:
         intro.append("Published references: " + ", ".join(s.label for s in references) + ".")
     return Report(title="benchbox report", intro=intro, sections=sections)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "tasks"
 
 
 def _runs_section(runs: list[Source], references: list[Source]) -> Section:

@@ -1,8 +1,10 @@
 """Result tables: the semantic table (the paper's Figure 3 as numbers), STS year aggregates, retrieval (the
-paper's Table 2 layout), transfer tasks, and every remaining metric, so that no number of a run is left out.
+paper's Table 2 layout), transfer tasks, one table per other task group (a plugin's tasks get their own section),
+and every remaining metric, so that no number of a run is left out.
 
-Rows follow a fixed task order (STS12–16, STS-B, SICK-R, retrieval, transfer; unknown tasks alphabetically),
-subsets their order of first appearance, columns the order of the sources.
+Each task's section is its ``group`` and its rows' position its ``order`` (then its name), from the installed
+task's metadata (:class:`benchbox.task.Task`), else from what a run recorded of it, else group ``"other"`` at the
+end; subsets follow their order of first appearance, columns the order of the sources.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import pandas as pd
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.reports.sources import Source
+from benchbox.task import task_class
 
-TASK_ORDER = (
-    "sts12", "sts13", "sts14", "sts15", "sts16", "stsb-cosine", "sickr-cosine", "stsb", "sickr",
-    "retrieval", "retrieval-flickr8k-dev", "retrieval-coco-1k", "retrieval-coco-5k", "retrieval-coco-dev",
-    "mr", "cr", "subj", "mpqa", "trec", "mrpc", "sst2",
-)
+#: the groups with a layout of their own (the paper's tables); any other group gets :func:`group_tables`
+SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE = "semantic similarity", "retrieval", "transfer", "structure"
+LAID_OUT = (SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE)
+#: where a task without metadata goes (the "Other metrics" table), and its position
+OTHER, LAST = "other", 1_000_000
 RETRIEVAL_HEADINGS = {"r1": "R@1", "r5": "R@5", "r10": "R@10", "medr": "medr"}
 RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
 #: (direction subset, heading) in the paper's Table 2 order: caption → image first
@@ -29,16 +32,34 @@ TRANSFER_METRICS = ("accuracy", "f1")
 STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis", "rho_vis_image_side")
 
 
+def task_layout(task: str, sources: list[Source]) -> tuple[str, int]:
+    """``(group, order)`` of ``task``: the installed task's, else the first run's that recorded them, else
+    (``"other"``, last)."""
+    installed = task_class(task)
+    if installed is not None:
+        return installed.group, installed.order
+    for source in sources:
+        tasks = (source.run.manifest.get("tasks") or {}) if source.run is not None else {}
+        info = tasks.get(task) if isinstance(tasks, dict) else None
+        metadata = info.get("metadata") if isinstance(info, dict) else None
+        if isinstance(metadata, dict) and isinstance(metadata.get("group"), str):
+            order = metadata.get("order")
+            return metadata["group"], int(order) if isinstance(order, (int, float)) else LAST
+    return OTHER, LAST
+
+
 def tidy(sources: list[Source]) -> pd.DataFrame:
-    """All metric records with a ``label`` column and sort keys (task, subset and source order)."""
+    """All metric records with ``label`` and ``group`` columns and sort keys (task, subset and source order)."""
     frames = [s.metrics.assign(label=s.label, reference=s.is_reference, source_rank=i)
               for i, s in enumerate(sources) if not s.metrics.empty]
     if not frames:
         return pd.DataFrame(columns=["task", "subset", "metric", "value", "ci_low", "ci_high", "n", "label",
-                                     "reference", "source_rank", "task_rank", "subset_rank"])
+                                     "reference", "source_rank", "group", "task_rank", "subset_rank"])
     data = pd.concat(frames, ignore_index=True)
     data["subset"] = data["subset"].astype(str)
-    tasks = sorted(data["task"].unique(), key=lambda t: (TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER), t))
+    layout = {t: task_layout(t, sources) for t in data["task"].unique()}
+    data["group"] = data["task"].map({t: group for t, (group, _) in layout.items()})
+    tasks = sorted(layout, key=lambda t: (layout[t][1], t))
     data["task_rank"] = data["task"].map({t: i for i, t in enumerate(tasks)})
     first_seen = {key: i for i, key in enumerate(dict.fromkeys(zip(data["task"], data["subset"])))}
     data["subset_rank"] = [first_seen[key] for key in zip(data["task"], data["subset"])]
@@ -48,7 +69,7 @@ def tidy(sources: list[Source]) -> pd.DataFrame:
 def semantic_rows(data: pd.DataFrame) -> pd.DataFrame:
     """Per-subset Pearson records (STS subsets, STS-B and SICK-R test sets), not year aggregates or dev sets.
     Reference sources only contribute rows of tasks that some run has."""
-    rows = data[(data["metric"] == "pearson") & ~data["subset"].isin(["all", "dev"])]
+    rows = data[(data["group"] == SEMANTIC) & (data["metric"] == "pearson") & ~data["subset"].isin(["all", "dev"])]
     run_tasks = set(rows.loc[~rows["reference"].astype(bool), "task"])
     return rows[rows["task"].isin(run_tasks)]
 
@@ -80,7 +101,7 @@ def semantic_table(data: pd.DataFrame) -> Table | None:
 def aggregate_table(data: pd.DataFrame) -> Table | None:
     """STS year aggregates (subset ``all``) × 100: a row per task and model, a column per aggregate (mean,
     weighted mean and pooled Pearson and Spearman)."""
-    rows = data[(data["subset"] == "all") & data["metric"].str.match(r"^(pearson|spearman)_")]
+    rows = data[_aggregates(data)]
     if rows.empty:
         return None
     metrics = list(dict.fromkeys(rows["metric"]))
@@ -102,7 +123,7 @@ def aggregate_table(data: pd.DataFrame) -> Table | None:
 def retrieval_tables(data: pd.DataFrame) -> list[Table]:
     """One table per retrieval task in the paper's Table 2 layout: a row per model, R@1/5/10 and median rank
     per direction (± half-width of the 95% interval), and rsum."""
-    rows = data[data["subset"].isin([d for d, _ in DIRECTIONS]) & data["metric"].isin(RETRIEVAL_METRICS)]
+    rows = data[_retrieval(data)]
     tables = []
     for task in rows["task"].unique():
         part = data[data["task"] == task]
@@ -132,7 +153,7 @@ def _pm(frame: pd.DataFrame, key: tuple[str, str], metric: str) -> str:
 
 def transfer_table(data: pd.DataFrame) -> Table | None:
     """Classification transfer tasks: a row per model, accuracy (and F1) per task, with 95% intervals."""
-    rows = data[data["metric"].isin(TRANSFER_METRICS)]
+    rows = data[_transfer(data)]
     if rows.empty:
         return None
     columns = list(dict.fromkeys(zip(rows["task"], rows["subset"], rows["metric"])))
@@ -154,25 +175,56 @@ def transfer_table(data: pd.DataFrame) -> Table | None:
                  numeric=[False] + [True] * len(columns))
 
 
+def _aggregates(data: pd.DataFrame) -> pd.Series:
+    return (data["group"] == SEMANTIC) & (data["subset"] == "all") & data["metric"].str.match(r"^(pearson|spearman)_")
+
+
+def _retrieval(data: pd.DataFrame) -> pd.Series:
+    return (data["group"] == RETRIEVAL) & data["subset"].isin([d for d, _ in DIRECTIONS]) & data["metric"].isin(RETRIEVAL_METRICS)
+
+
+def _transfer(data: pd.DataFrame) -> pd.Series:
+    return (data["group"] == TRANSFER) & data["metric"].isin(TRANSFER_METRICS)
+
+
+def _own_groups(data: pd.DataFrame) -> pd.Series:
+    """Rows of the groups without a layout of their own (a plugin's tasks): shown by :func:`group_tables`."""
+    return ~data["group"].isin(LAID_OUT + (OTHER,))
+
+
 def other_table(data: pd.DataFrame) -> Table | None:
-    """Every record that no other table shows (Spearman per subset, MSE, dev scores, mean ranks, ...)."""
+    """Every record that no other table shows (Spearman per subset, MSE, dev scores, mean ranks, tasks without
+    metadata, ...)."""
     shown = (
         data.index.isin(semantic_rows(data).index)
-        | ((data["subset"] == "all") & data["metric"].str.match(r"^(pearson|spearman)_"))
-        | (data["subset"].isin([d for d, _ in DIRECTIONS]) & data["metric"].isin(RETRIEVAL_METRICS))
-        | ((data["subset"] == "all") & (data["metric"] == "rsum"))
-        | data["metric"].isin(TRANSFER_METRICS)
-        | (data["task"].str.startswith("structure") & data["metric"].isin(STRUCTURE_METRICS))
+        | _aggregates(data)
+        | _retrieval(data)
+        | ((data["group"] == RETRIEVAL) & (data["subset"] == "all") & (data["metric"] == "rsum"))
+        | _transfer(data)
+        | ((data["group"] == STRUCTURE) & data["metric"].isin(STRUCTURE_METRICS))
+        | _own_groups(data)
     )
     rows = data[~shown & ~data["reference"].astype(bool)]
     if rows.empty:
         return None
+    return _metric_table(rows, "All other metrics (correlations × 100) with 95% intervals")
+
+
+def group_tables(data: pd.DataFrame) -> list[tuple[str, Table]]:
+    """``(group, table)`` for each task group without a layout of its own, in task order: every metric of its
+    tasks, a column per model."""
+    rows = data[_own_groups(data)]
+    return [(group, _metric_table(rows[rows["group"] == group], f"{group}: every metric with 95% intervals"))
+            for group in dict.fromkeys(rows["group"])]
+
+
+def _metric_table(rows: pd.DataFrame, caption: str) -> Table:
+    """A row per task × subset × metric, a column per model."""
     order, cells = _wide(rows, ["task", "subset", "metric"],
                          lambda r: fmt.with_interval(r["value"], r["ci_low"], r["ci_high"], r["metric"]))
     used = _labels(rows)
     body = [[*key] + [cells.get((key, l), fmt.MISSING) for l in used] for key in order]
-    return Table(caption="All other metrics (correlations × 100) with 95% intervals",
-                 header=["Task", "Subset", "Metric", *used], rows=body,
+    return Table(caption=caption, header=["Task", "Subset", "Metric", *used], rows=body,
                  numeric=[False, False, False] + [True] * len(used), row_headers=3)
 
 

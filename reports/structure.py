@@ -15,7 +15,7 @@ from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Figure, Paragraph, Section, Table
 from benchbox.reports.figures import COLORS, WIDTH
-from benchbox.reports.results import STRUCTURE_METRICS
+from benchbox.reports.results import STRUCTURE, STRUCTURE_METRICS
 from benchbox.reports.svg import figure_context, to_svg
 
 #: metric → column heading, in the paper's order
@@ -24,7 +24,7 @@ STRUCTURE_HEADINGS = dict(zip(STRUCTURE_METRICS, ("E_intra", "E_inter", "E_intra
 
 
 def structure_rows(data: pd.DataFrame) -> pd.DataFrame:
-    return data[data["metric"].isin(STRUCTURE_METRICS) & data["task"].str.startswith("structure")]
+    return data[data["metric"].isin(STRUCTURE_METRICS) & (data["group"] == STRUCTURE)]
 
 
 def structure_table(rows: pd.DataFrame) -> Table:

@@ -9,7 +9,8 @@ Reported: test Pearson and Spearman (Fisher-z 95% intervals) and MSE of ŷ again
 Pearson, and ŷ per test pair (in file order).
 
 STS-B scores run 0–5 while the label encoding assumes 1–5 (SentEval #83). By default that is reproduced;
-``TaskOptions.fix_stsb_labels`` rescales the STS-B scores to 1 + 0.8·y before training, and ŷ back to the
+the ``stsb`` option ``fix_stsb_labels`` (``--fix-stsb-labels``, ``-t stsb:fix_stsb_labels=true``) rescales the
+STS-B scores to 1 + 0.8·y before training, and ŷ back to the
 0–5 scale afterwards (Pearson and Spearman are unchanged by the map, MSE is on the 0–5 scale).
 The protocol records which.
 """
@@ -27,7 +28,7 @@ from benchbox.data import DataRoot
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
-from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskOption, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
 from benchbox.tasks.probe_adam import ADAM
 from benchbox.tasks.relatedness_probe import (
@@ -38,10 +39,18 @@ from benchbox.tasks.relatedness_probe import (
     fit_relatedness,
     pair_features,
 )
-from benchbox.tasks.sts import correlation_records
+from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records
 from benchbox.tasks.transfer_data import senteval_order as sort_rows, token_counts
 
 SPLITS = ("train", "dev", "test")
+#: mean squared error of the predicted scores on the 0-5 scale: paired bootstrap of the MSE
+MSE = MetricSpec("mse", "bootstrap", higher_is_better=False, unit="mse", description="MSE of predicted vs gold scores",
+                 statistic=lambda rows: float(np.mean((rows["score"].to_numpy(float) - rows["gold"].to_numpy(float)) ** 2)))
+SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
+  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
+  author = {Conneau, Alexis and Kiela, Douwe},
+  booktitle = {Proceedings of LREC 2018}, year = {2018}
+}"""
 
 
 def senteval_order(pairs: PairData) -> np.ndarray:
@@ -53,6 +62,11 @@ class RelatednessTask(Task):
     """SentEval's supervised relatedness on a train/dev/test sentence-pair dataset."""
 
     main_score = "pearson"
+    #: test Pearson, Spearman, MSE; dev Pearson (no per-item rows: not tested)
+    metrics = CORRELATIONS + (MSE,)
+    item_kind = "test sentence pair: gold and predicted score"
+    group = SEMANTIC_GROUP
+    citation = SENTEVAL_BIBTEX
     splits = SPLITS
     reference = "SentEval sick.py + tools/relatedness.py (Conneau & Kiela 2018); labels after Tai et al. (2015)"
     loader: ClassVar[Callable[[DataRoot, str], PairData]]
@@ -60,7 +74,7 @@ class RelatednessTask(Task):
     zero_based: ClassVar[bool] = False
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
-        rescale = self.zero_based and ctx.options.fix_stsb_labels
+        rescale = self.zero_based and ctx.option(self, "fix_stsb_labels")
         data, feats, gold = {}, {}, {}
         for split in SPLITS:
             pairs = type(self).loader(ctx.data, split)
@@ -124,6 +138,10 @@ class STSB(RelatednessTask):
     data_files = tuple(STSB_FILES[s] for s in SPLITS)
     loader = staticmethod(load_stsb)
     zero_based = True
+    order = 120
+    license = "STS Benchmark: per-source licences (Cer et al. 2017)"
+    options = (TaskOption("fix_stsb_labels", bool, False, "rescale STS-B 0-5 to 1-5 before SentEval's relatedness "
+                          "encoding (SentEval #83)", legacy="fix_stsb_labels", protocol_key="labels"),)
 
 
 class SICKR(RelatednessTask):
@@ -131,3 +149,5 @@ class SICKR(RelatednessTask):
     description = "SICK relatedness, supervised (SentEval): train 4500 / trial 500 / test 4927 pairs, Pearson"
     data_files = tuple(SICK_FILES[s] for s in SPLITS)
     loader = staticmethod(load_sick)
+    order = 121
+    license = "SICK: CC BY-NC-SA 3.0 (Marelli et al. 2014)"

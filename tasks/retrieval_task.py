@@ -36,7 +36,17 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+from benchbox.task import (
+    EvalContext,
+    MetricRecord,
+    MetricSpec,
+    Task,
+    TaskGroup,
+    TaskOption,
+    TaskOptions,
+    TaskResult,
+    option_values,
+)
 from benchbox.tasks.retrieval import (
     DIRECTIONS,
     MEDR_CONVENTIONS,
@@ -89,17 +99,37 @@ def bootstrap_by_image(
     return out
 
 
-def check_options(options: TaskOptions) -> None:
-    """Clear errors for retrieval options outside their allowed values."""
-    for name, value, allowed in (
-        ("retrieval_ci", options.retrieval_ci, CI_METHODS),
-        ("retrieval_medr", options.retrieval_medr, MEDR_CONVENTIONS),
-        ("retrieval_ties", options.retrieval_ties, TIE_CONVENTIONS),
-    ):
-        if value not in allowed:
-            raise BenchboxError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-    if options.retrieval_ci == "bootstrap" and options.bootstrap <= 0:
+#: R@K by McNemar on hit@K (R@10 per direction is a summary unit), medr/meanr by Wilcoxon; rsum: not tested
+RETRIEVAL_METRICS = (
+    *(MetricSpec(m, "ranks", unit="%", summary=m == "r10", description=f"recall at {m[1:]} in %") for m in RECALLS),
+    MetricSpec("medr", "ranks", higher_is_better=False, unit="rank", description="median rank of the target"),
+    MetricSpec("meanr", "ranks", higher_is_better=False, unit="rank", description="mean rank of the target"),
+    MetricSpec("rsum", None, unit="value", description="sum of the six recalls"),
+)
+FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", legacy="features",
+                      protocol_key="features")
+RETRIEVAL_OPTIONS = (
+    FEATURES,
+    TaskOption("retrieval_ci", str, "wilson", "recall intervals: wilson (share of queries) or bootstrap (images)",
+               choices=CI_METHODS, legacy="retrieval_ci"),
+    TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
+               choices=MEDR_CONVENTIONS, legacy="retrieval_medr", protocol_key="medr"),
+    TaskOption("retrieval_ties", str, "optimistic", "ties with the target: optimistic (as VSE++) or pessimistic",
+               choices=TIE_CONVENTIONS, legacy="retrieval_ties", protocol_key="ties"),
+)
+VSEPP_BIBTEX = """@inproceedings{faghri2018vse,
+  title = {{VSE++}: Improving Visual-Semantic Embeddings with Hard Negatives},
+  author = {Faghri, Fartash and Fleet, David J. and Kiros, Jamie Ryan and Fidler, Sanja},
+  booktitle = {Proceedings of BMVC 2018}, year = {2018}
+}"""
+
+
+def check_options(task: Task, options: TaskOptions) -> dict[str, Any]:
+    """The task's retrieval options, checked (choices; a bootstrap interval needs bootstrap resamples)."""
+    values = option_values(task, options)
+    if values["retrieval_ci"] == "bootstrap" and options.bootstrap <= 0:
         raise BenchboxError("retrieval_ci 'bootstrap' needs bootstrap resamples: set --bootstrap to a positive number")
+    return values
 
 
 class Retrieval(Task):
@@ -109,6 +139,12 @@ class Retrieval(Task):
     split: ClassVar[str]
     folds: ClassVar[int] = 1
     main_score = "rsum"
+    metrics = RETRIEVAL_METRICS
+    item_kind = "query (image or caption): 1-based rank of its target"
+    item_keys = ("subset", "direction", "query")
+    options = RETRIEVAL_OPTIONS
+    group, order = "retrieval", 200
+    citation = VSEPP_BIBTEX
     reference = "VSE++ evaluation.py (Faghri et al. 2018); Karpathy & Fei-Fei (2015) splits"
 
     def required_files(self, options: TaskOptions) -> tuple[str, ...]:
@@ -130,49 +166,49 @@ class Retrieval(Task):
                 "(--visual cluster): no --features can help; evaluate it on text tasks"
             )
         options = ctx.options
-        if options.features is None:
+        values = check_options(self, options)
+        if values["features"] is None:
             raise BenchboxError(
                 f"{self.name} needs the image features of the {self.dataset} images: pass --features FILE "
                 "(make one with `benchbox features extract`)"
             )
-        check_options(options)
         from benchbox import image_features
 
         caps = self.load_captions(ctx)
-        features = image_features.load_features(options.features, caps.image_ids)
+        features = image_features.load_features(values["features"], caps.image_ids)
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
         captions = ctx.embed(caps.captions)
         require_informative(captions, encoder.name, f"{self.name} captions")
         metrics = retrieval_metrics(
             encoder.encode_images(features), captions, folds=self.folds,
-            similarity=encoder.similarity, medr=options.retrieval_medr, ties=options.retrieval_ties,
+            similarity=encoder.similarity, medr=values["retrieval_medr"], ties=values["retrieval_ties"],
             device=options.device,
         )
-        features_file = Path(options.features)
+        features_file = Path(values["features"])
         sidecar = [image_features.ids_path(features_file)] if features_file.suffix == ".npy" else []
         return TaskResult(
             task=self.name,
-            metrics=self._records(metrics, options),
+            metrics=self._records(metrics, options, values),
             items=self._items(metrics, caps.image_ids),
-            protocol=self._protocol(metrics, options, encoder.similarity),
+            protocol=self._protocol(metrics, options, values, encoder.similarity),
             data_checksums=ctx.data.checksums([*caps.source_files, features_file, *sidecar]),
         )
 
-    def _records(self, metrics: dict[str, Any], options: TaskOptions) -> list[MetricRecord]:
+    def _records(self, metrics: dict[str, Any], options: TaskOptions, values: dict[str, Any]) -> list[MetricRecord]:
         intervals: dict[tuple[str, str], tuple[float, float]] = {}
         if options.bootstrap > 0:
             m = len(metrics["i2t"]["ranks"]) // self.folds
             intervals = bootstrap_by_image(
                 metrics["i2t"]["ranks"].reshape(self.folds, m),
                 metrics["t2i"]["ranks"].reshape(self.folds, m, PER_IMAGE),
-                n_boot=options.bootstrap, seed=options.seed, medr=options.retrieval_medr,
+                n_boot=options.bootstrap, seed=options.seed, medr=values["retrieval_medr"],
             )
         records = []
         for direction in DIRECTIONS:
             ranks = metrics[direction]["ranks"]
             for metric in METRICS:
                 low, high = intervals.get((direction, metric), (math.nan, math.nan))
-                if metric in RECALLS and options.retrieval_ci == "wilson":
+                if metric in RECALLS and values["retrieval_ci"] == "wilson":
                     low, high = (100.0 * v for v in wilson_ci(int((ranks <= int(metric[1:])).sum()), len(ranks)))
                 records.append(
                     MetricRecord(self.name, direction, metric, metrics[direction][metric], low, high, len(ranks))
@@ -197,8 +233,9 @@ class Retrieval(Task):
             }))
         return pd.concat(frames, ignore_index=True)
 
-    def _protocol(self, metrics: dict[str, Any], options: TaskOptions, similarity: str) -> dict[str, Any]:
-        recall_ci = "Wilson 95% on the share of queries" if options.retrieval_ci == "wilson" else "image bootstrap"
+    def _protocol(self, metrics: dict[str, Any], options: TaskOptions, values: dict[str, Any],
+                  similarity: str) -> dict[str, Any]:
+        recall_ci = "Wilson 95% on the share of queries" if values["retrieval_ci"] == "wilson" else "image bootstrap"
         return {
             "dataset": self.dataset,
             "split": self.split,
@@ -206,12 +243,12 @@ class Retrieval(Task):
             "captions": len(metrics["t2i"]["ranks"]),
             "folds": self.folds,
             "similarity": similarity,
-            "medr": options.retrieval_medr,
-            "ties": options.retrieval_ties,
+            "medr": values["retrieval_medr"],
+            "ties": values["retrieval_ties"],
             "tied_queries": {d: metrics[d]["tied"] for d in DIRECTIONS},
             "recall_ci": recall_ci,
             "bootstrap": f"{options.bootstrap} resamples of images within folds, seed {options.seed}, percentile",
-            "features": options.features,
+            "features": values["features"],
             "definitions": "VSE++ evaluation.py i2t/t2i; R@K in percent; metrics averaged over folds",
         }
 
@@ -227,18 +264,21 @@ class RetrievalFlickr8kDev(Retrieval):
     description = "Image-caption retrieval, Flickr8k dev (1000 images), for model selection"
     dataset, split = "flickr8k", "dev"
     splits = ("dev",)
+    order = 201
 
 
 class RetrievalCoco1k(Retrieval):
     name = "retrieval-coco-1k"
     description = "Image-caption retrieval, MSCOCO 1k: mean over five 1000-image folds of the Karpathy test set"
     dataset, split, folds = "coco", "test", 5
+    order = 202
 
 
 class RetrievalCoco5k(Retrieval):
     name = "retrieval-coco-5k"
     description = "Image-caption retrieval, MSCOCO 5k Karpathy test set"
     dataset, split = "coco", "test"
+    order = 203
 
 
 class RetrievalCocoDev(Retrieval):
@@ -246,6 +286,7 @@ class RetrievalCocoDev(Retrieval):
     description = "Image-caption retrieval, MSCOCO Karpathy val: mean over five 1000-image folds, for model selection"
     dataset, split, folds = "coco", "dev", 5
     splits = ("dev",)
+    order = 204
 
 
 RETRIEVAL_COCO = TaskGroup("retrieval-coco", ("retrieval-coco-1k", "retrieval-coco-5k"), "MSCOCO 1k and 5k retrieval")

@@ -27,11 +27,24 @@ import pandas as pd
 from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, load_evaluation_split
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
-from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskOptions, TaskResult
 from benchbox.tasks.structure_measures import structure
 
 #: metrics that are means of per-image items (and so have paired tests)
 ITEM_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter")
+#: the per-image measures by a paired bootstrap of their mean; rho_vis (no per-item values): not tested
+STRUCTURE_METRICS = (
+    MetricSpec("e_intra", "mean", description="mean cosine between captions of one image"),
+    MetricSpec("e_inter", "mean", higher_is_better=False, description="mean cosine to captions of other images"),
+    MetricSpec("e_intra_minus_inter", "mean", description="E_intra - E_inter"),
+    MetricSpec("rho_vis", None, unit="r", description="Spearman of caption and image-feature similarities"),
+    MetricSpec("rho_vis_image_side", None, unit="r", description="rho_vis with the model's image branch"),
+)
+BORDES_BIBTEX = """@inproceedings{bordes2019incorporating,
+  title = {Incorporating Visual Semantics into Sentence Representations within a Grounded Space},
+  author = {Bordes, Patrick and Zablocki, Eloi and Soulier, Laure and Piwowarski, Benjamin and Gallinari, Patrick},
+  booktitle = {Proceedings of EMNLP-IJCNLP 2019}, pages = {696--707}, year = {2019}
+}"""
 
 
 class Structure(Task):
@@ -40,6 +53,13 @@ class Structure(Task):
     dataset: ClassVar[str]
     split: ClassVar[str] = "test"
     main_score = "e_intra_minus_inter"
+    metrics = STRUCTURE_METRICS
+    item_kind = "image: its per-image measure (column metric) and value"
+    item_keys = ("subset", "metric", "item")
+    options = (TaskOption("features", str, None, "image features file, for rho_vis", legacy="features",
+                          protocol_key="features"),)
+    group, order = "structure", 400
+    citation = BORDES_BIBTEX
     reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"
 
     def required_files(self, options: TaskOptions) -> tuple[str, ...]:
@@ -51,17 +71,18 @@ class Structure(Task):
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         options = ctx.options
+        features_path = ctx.option(self, "features")
         caps = self.load_captions(ctx)
         sources: list[Any] = list(caps.source_files)
         visual: dict[str, np.ndarray] | None = None
-        if options.features is not None:
+        if features_path is not None:
             from benchbox import image_features
 
-            features = np.asarray(image_features.load_features(options.features, caps.image_ids), dtype=np.float32)
+            features = np.asarray(image_features.load_features(features_path, caps.image_ids), dtype=np.float32)
             visual = {"rho_vis": features}
             if isinstance(encoder, ImageTextEncoder):
                 visual["rho_vis_image_side"] = encoder.encode_images(features)
-            features_file = Path(options.features)
+            features_file = Path(features_path)
             sources += [features_file, *([image_features.ids_path(features_file)] if features_file.suffix == ".npy" else [])]
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions"
                 + (", with image features (rho_vis)" if visual is not None else ""))
@@ -84,7 +105,7 @@ class Structure(Task):
                 "dataset": self.dataset, "split": self.split, "images": n_images, "captions": len(caps.captions),
                 "pairs": "all ordered caption pairs (exact); rho_vis over pairs of different images",
                 "similarity": "cosine (zero vectors: 0)",
-                "features": options.features,
+                "features": features_path,
                 "bootstrap": f"{options.bootstrap} resamples of images, seed {options.seed}, percentile 95%",
             },
             data_checksums=ctx.data.checksums(sources),
@@ -101,6 +122,7 @@ class StructureCoco(Structure):
     name = "structure-coco"
     description = "Caption-space structure, MSCOCO Karpathy 5k test (5000 images x 5): E_intra, E_inter, rho_vis"
     dataset = "coco"
+    order = 401
 
 
 STRUCTURE = TaskGroup("structure", ("structure-flickr8k",),

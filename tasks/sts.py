@@ -28,9 +28,44 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
 from benchbox.stats import fisher_ci
-from benchbox.task import EvalContext, MetricRecord, Task, TaskGroup, TaskOptions, TaskResult
+from benchbox.task import (
+    EvalContext,
+    MetricRecord,
+    MetricSpec,
+    Task,
+    TaskGroup,
+    TaskOption,
+    TaskOptions,
+    TaskResult,
+    option_values,
+)
 
 TEXT_VARIANTS = ("senteval", "raw")
+#: Pearson and Spearman per subset (Williams/Steiger; Pearson per subset is a summary unit)
+CORRELATIONS = (
+    MetricSpec("pearson", "correlation", unit="r", scale=100, summary=True, description="Pearson r vs gold"),
+    MetricSpec("spearman", "correlation", unit="r", scale=100, description="Spearman rho vs gold"),
+)
+#: the per-year aggregates on subset ``all`` (paired bootstrap stratified by subset)
+YEAR_AGGREGATES = tuple(
+    MetricSpec(f"{method}_{aggregate}", "correlation", unit="r", scale=100,
+               description=f"{method} {aggregate} over the year's subsets")
+    for method in ("pearson", "spearman") for aggregate in ("mean", "wmean", "pooled")
+)
+TEXT_OPTION = TaskOption("text", str, "senteval", "STS text: senteval (tokenised, lower-cased) or raw (original files)",
+                         choices=TEXT_VARIANTS, legacy="text", protocol_key="text")
+SEMANTIC_GROUP = "semantic similarity"
+AGIRRE_BIBTEX = """@inproceedings{agirre2012semeval,
+  title = {{SemEval-2012} Task 6: A Pilot on Semantic Textual Similarity},
+  author = {Agirre, Eneko and Cer, Daniel and Diab, Mona and Gonzalez-Agirre, Aitor},
+  booktitle = {Proceedings of *SEM 2012 / SemEval 2012},
+  pages = {385--393}, year = {2012}
+}
+@inproceedings{conneau2018senteval,
+  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
+  author = {Conneau, Alexis and Kiela, Douwe},
+  booktitle = {Proceedings of LREC 2018}, year = {2018}
+}"""
 
 
 @dataclass(frozen=True)
@@ -138,6 +173,12 @@ class StsYear(Task):
     year: ClassVar[int]
     subsets: ClassVar[tuple[str, ...]]
     main_score = "pearson"
+    metrics = CORRELATIONS + YEAR_AGGREGATES
+    item_kind = "sentence pair: gold and cosine score"
+    options = (TEXT_OPTION,)
+    group, order = SEMANTIC_GROUP, 100
+    license = "STS 2012-2016 data: per-subset licences of the SemEval releases"
+    citation = AGIRRE_BIBTEX
     reference = "SentEval sts.py (Conneau & Kiela 2018); Agirre et al. SemEval STS 2012-2016"
 
     def _paths(self, subset: str, text: str) -> tuple[str, str]:
@@ -151,15 +192,15 @@ class StsYear(Task):
         return f"{folder}/{prefix}.input.{subset}.txt", f"{folder}/{prefix}.gs.{subset}.txt"
 
     def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        return tuple(p for subset in self.subsets for p in self._paths(subset, options.text))
+        text = option_values(self, options)["text"]
+        return tuple(p for subset in self.subsets for p in self._paths(subset, text))
 
     def load(self, ctx: EvalContext) -> list[StsSubset]:
         subsets = []
+        text = ctx.option(self, "text")
         for subset in self.subsets:
-            input_rel, gold_rel = self._paths(subset, ctx.options.text)
-            subsets.append(
-                read_sts_subset(subset, ctx.data.path(input_rel), ctx.data.path(gold_rel), raw=ctx.options.text == "raw")
-            )
+            input_rel, gold_rel = self._paths(subset, text)
+            subsets.append(read_sts_subset(subset, ctx.data.path(input_rel), ctx.data.path(gold_rel), raw=text == "raw"))
         return subsets
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
@@ -183,7 +224,7 @@ class StsYear(Task):
             task=self.name,
             metrics=metrics,
             items=pd.concat(items, ignore_index=True),
-            protocol={"similarity": "cosine", "text": ctx.options.text, "aggregates": ["mean", "wmean", "pooled"],
+            protocol={"similarity": "cosine", "text": ctx.option(self, "text"), "aggregates": ["mean", "wmean", "pooled"],
                       "aggregate_ci": f"stratified bootstrap, {ctx.options.bootstrap} resamples, seed {ctx.options.seed}"},
             data_checksums=ctx.data.checksums(paths),
         )
@@ -210,6 +251,7 @@ class STS12(StsYear):
     name = "sts12"
     description = "SemEval 2012 STS (5 subsets), cosine similarity vs gold"
     year = 12
+    order = 101
     subsets = ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews")
 
 
@@ -217,6 +259,7 @@ class STS13(StsYear):
     name = "sts13"
     description = "SemEval 2013 STS (3 subsets; SMT is not redistributable), cosine similarity vs gold"
     year = 13
+    order = 102
     subsets = ("FNWN", "headlines", "OnWN")
 
 
@@ -224,6 +267,7 @@ class STS14(StsYear):
     name = "sts14"
     description = "SemEval 2014 STS (6 subsets), cosine similarity vs gold"
     year = 14
+    order = 103
     subsets = ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news")
 
 
@@ -231,6 +275,7 @@ class STS15(StsYear):
     name = "sts15"
     description = "SemEval 2015 STS (5 subsets), cosine similarity vs gold"
     year = 15
+    order = 104
     subsets = ("answers-forums", "answers-students", "belief", "headlines", "images")
 
 
@@ -238,6 +283,7 @@ class STS16(StsYear):
     name = "sts16"
     description = "SemEval 2016 STS (5 subsets), cosine similarity vs gold"
     year = 16
+    order = 105
     subsets = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
 
 

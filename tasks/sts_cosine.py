@@ -18,13 +18,16 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, Task, TaskResult
 from benchbox.tasks.pair_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
-from benchbox.tasks.sts import correlation_records, cosine_rows
+from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records, cosine_rows
 
 
 class PairCosineTask(Task):
     """Cosine similarity vs gold on the test split of a sentence-pair dataset."""
 
     main_score = "spearman"
+    metrics = CORRELATIONS
+    item_kind = "test sentence pair: gold and cosine score"
+    group = SEMANTIC_GROUP
     loader: ClassVar[Callable[[DataRoot, str], PairData]]
     reference = "MTEB STS evaluator (Muennighoff et al. 2023)"
 
@@ -50,6 +53,7 @@ class STSBCosine(PairCosineTask):
     description = "STS Benchmark test (1379 pairs), cosine vs gold, no training (MTEB-style)"
     data_files = (STSB_FILES["test"],)
     loader = staticmethod(load_stsb)
+    order = 110
 
 
 class SICKRCosine(PairCosineTask):
@@ -57,3 +61,4 @@ class SICKRCosine(PairCosineTask):
     description = "SICK relatedness test (4927 pairs), cosine vs gold, no training (MTEB-style)"
     data_files = (SICK_FILES["test"],)
     loader = staticmethod(load_sick)
+    order = 111

@@ -23,7 +23,7 @@ from sklearn.metrics import f1_score
 from benchbox.device import resolve_device
 from benchbox.encoder import Encoder
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskOption, TaskResult
 from benchbox.tasks import logreg_probe as lr
 from benchbox.tasks import transfer_validation as validation
 from benchbox.tasks.probe_adam import ADAM
@@ -50,10 +50,27 @@ def _items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> pd.DataFram
                          "correct": (g == p).astype(np.int64)})
 
 
+ACCURACY = MetricSpec("accuracy", "accuracy", unit="%", summary=True,
+                      description="test accuracy in % (dev accuracy: not tested, no per-item predictions)")
+F1 = MetricSpec("f1", None, unit="%", description="F1 of the positive class in %")
+KFOLD = TaskOption("kfold", int, 10, "k of SentEval's k-fold cross-validation / L2 search", low=2, legacy="kfold",
+                   protocol_key="kfold")
+SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
+  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
+  author = {Conneau, Alexis and Kiela, Douwe},
+  booktitle = {Proceedings of LREC 2018}, year = {2018}
+}"""
+
+
 class TransferTask(Task):
     """A SentEval classification task: a logistic-regression probe on frozen embeddings."""
 
     main_score = "accuracy"
+    metrics = (ACCURACY,)
+    item_kind = "test sentence: gold label, prediction, correct"
+    options = (KFOLD,)
+    group = "transfer"
+    citation = SENTEVAL_BIBTEX
     reference = ("SentEval tools/validation.py + tools/classifier.py, usepytorch=True, kfold=10 "
                  "(Conneau & Kiela 2018)")
     nclasses: ClassVar[int] = 2
@@ -106,10 +123,10 @@ class BinaryTransfer(TransferTask):
         x, order = self._embed(ctx, data.sentences, data.labels)
         y = data.labels[order]
         device = resolve_device(ctx.options.device)
-        ctx.log(f"{self.name}: {ctx.options.kfold}-fold CV with inner {ctx.options.kfold}-fold L2 search ({device})")
-        outcome = validation.inner_kfold(x, y, self.nclasses, k=ctx.options.kfold, seed=ctx.options.seed,
-                                         device=device)
-        return self._result(ctx, _items(y, outcome.pred, order), outcome, data.paths, kfold=ctx.options.kfold,
+        kfold = ctx.option(self, "kfold")
+        ctx.log(f"{self.name}: {kfold}-fold CV with inner {kfold}-fold L2 search ({device})")
+        outcome = validation.inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device)
+        return self._result(ctx, _items(y, outcome.pred, order), outcome, data.paths, kfold=kfold,
                             fold_seed=1111, device=device.type, predictions="out-of-fold")
 
 
@@ -117,24 +134,28 @@ class MR(BinaryTransfer):
     name = "mr"
     description = "Movie-review sentiment (10662 sentences), 10-fold CV, accuracy"
     data_files = BINARY_FILES["mr"]
+    order = 300
 
 
 class CR(BinaryTransfer):
     name = "cr"
     description = "Customer-review sentiment (3775 sentences), 10-fold CV, accuracy"
     data_files = BINARY_FILES["cr"]
+    order = 301
 
 
 class SUBJ(BinaryTransfer):
     name = "subj"
     description = "Subjectivity (10000 sentences), 10-fold CV, accuracy"
     data_files = BINARY_FILES["subj"]
+    order = 302
 
 
 class MPQA(BinaryTransfer):
     name = "mpqa"
     description = "MPQA opinion polarity (10606 phrases), 10-fold CV, accuracy"
     data_files = BINARY_FILES["mpqa"]
+    order = 303
 
 
 class TREC(TransferTask):
@@ -143,6 +164,7 @@ class TREC(TransferTask):
     data_files = tuple(TREC_FILES.values())
     splits = ("train", "test")
     nclasses = 6
+    order = 304
     scheme = "k-fold L2 search on train (StratifiedKFold shuffle, random_state=seed), refit, test"
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
@@ -152,15 +174,17 @@ class TREC(TransferTask):
         test_y = test.labels[test_order]
         device = resolve_device(ctx.options.device)
         outcome = validation.kfold(train_x, train.labels[train_order], test_x, test_y, self.nclasses,
-                                   k=ctx.options.kfold, seed=ctx.options.seed, device=device)
+                                   k=ctx.option(self, "kfold"), seed=ctx.options.seed, device=device)
         return self._result(ctx, _items(test_y, outcome.pred, test_order), outcome, train.paths + test.paths,
-                            kfold=ctx.options.kfold, device=device.type)
+                            kfold=ctx.option(self, "kfold"), device=device.type)
 
 
 class MRPC(TransferTask):
     name = "mrpc"
     description = "MSR paraphrase detection: train 4076 / test 1725 pairs, accuracy and F1"
     data_files = tuple(MRPC_FILES.values())
+    metrics = (ACCURACY, F1)
+    order = 305
     splits = ("train", "test")
     scheme = "k-fold L2 search on train (StratifiedKFold shuffle, random_state=seed), refit, test"
 
@@ -175,18 +199,20 @@ class MRPC(TransferTask):
         train_x, train_y, _, train_path = self._pair_features(ctx, "train")
         test_x, test_y, test_order, test_path = self._pair_features(ctx, "test")
         device = resolve_device(ctx.options.device)
-        outcome = validation.kfold(train_x, train_y, test_x, test_y, self.nclasses, k=ctx.options.kfold,
+        outcome = validation.kfold(train_x, train_y, test_x, test_y, self.nclasses, k=ctx.option(self, "kfold"),
                                    seed=ctx.options.seed, device=device)
         f1 = MetricRecord(self.name, "test", "f1", round(100 * float(f1_score(test_y, outcome.pred)), 2),
                           math.nan, math.nan, len(test_y))
         return self._result(ctx, _items(test_y, outcome.pred, test_order), outcome, [train_path, test_path], [f1],
-                            kfold=ctx.options.kfold, features="[|u-v|, u*v]", device=device.type)
+                            kfold=ctx.option(self, "kfold"), features="[|u-v|, u*v]", device=device.type)
 
 
 class SST2(TransferTask):
     name = "sst2"
     description = "Stanford Sentiment Treebank, binary: train 67349 / dev 872 / test 1821, accuracy"
     data_files = tuple(SST2_FILES.values())
+    options = ()
+    order = 306
     splits = ("train", "dev", "test")
     scheme = "train/dev/test: L2 chosen on dev accuracy"
 

@@ -29,7 +29,7 @@ def _seed_groups(values: list[str]) -> dict[str, list[str]]:
 
 def compare_command(
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
-    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group; repeatable (default: all shared tasks).")] = None,
+    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are looked up (reused when they match) and written.")] = Path("runs"),
     rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
@@ -58,8 +58,12 @@ def compare_command(
     results_to_stderr(to_stdout(csv) or to_stdout(json_path))
     for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
         check_output_file(path, option)
-    comparison = compare(models, task, data_dir=data_dir, runs_dir=runs_dir, test=test, correction=correction,
-                         n_boot=bootstrap, seed=seed, options=TaskOptions(seed=seed, bootstrap=bootstrap), log=log,
+    from benchbox.commands.core import parse_task_arguments
+
+    names, task_options = parse_task_arguments(task or [])
+    options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options)
+    comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
+                         correction=correction, n_boot=bootstrap, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
     for line in comparison.headlines():

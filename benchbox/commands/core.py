@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
@@ -21,7 +21,7 @@ from benchbox.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
-from benchbox.task import TaskGroup, TaskOptions
+from benchbox.task import TaskGroup, TaskOptions, resolve_tasks
 
 
 class Kind(str, Enum):
@@ -32,11 +32,22 @@ class Kind(str, Enum):
 def list_plugins(
     kind: Annotated[Kind, typer.Argument(help="encoders or tasks")],
     json_path: json_option("Write the list (name, kind, description or members, error) as JSON:") = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Tasks: every task's metrics, options, data files, licence and citation (as `benchbox describe`).")] = False,
 ) -> None:
     """List the registered encoders or tasks with the package that provides each (built-in and third-party
     plugins). A name provided twice shows every provider; the entries a plain name does not select are shown by
     their qualified name PACKAGE:NAME. A plugin that fails to load is shown with its error."""
     registry = ENCODERS if kind is Kind.encoders else TASKS
+    if verbose and kind is Kind.tasks:
+        from benchbox.commands.describe import describe_lines
+
+        for name in registry.names():
+            try:
+                lines = describe_lines(name)
+            except BenchboxError as exc:
+                lines = [f"{name}: {exc}"]
+            out.print("\n".join(lines) + "\n", highlight=False, markup=False, soft_wrap=True)
+        return
     if json_path is not None:
         check_output_file(json_path, "--json")
         write_json(json_path, {"schema_version": SCHEMA_VERSION, "kind": kind.value,
@@ -89,9 +100,41 @@ def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
+def parse_task_arguments(values: list[str], extra: list[str] | None = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """Task names and per-task options from ``--task`` values (``NAME`` or ``TASK:KEY=VALUE``, which also selects
+    the task) and ``--task-option`` values (``TASK:KEY=VALUE`` only). A group's option goes to each member that
+    has it. Values are parsed and checked against the task's :class:`~benchbox.task.TaskOption` now: a bad one
+    is a one-line error before anything is loaded."""
+    names: list[str] = []
+    options: dict[str, dict[str, Any]] = {}
+    for value, only_option in [(v, False) for v in values] + [(v, True) for v in extra or []]:
+        head, equals, text = value.partition("=")
+        task, colon, key = head.rpartition(":")  # the task may be qualified: PACKAGE:NAME:KEY=VALUE
+        if not equals:
+            if only_option:
+                raise BenchboxError(f"--task-option takes TASK:KEY=VALUE, got {value!r}")
+            names.append(value)
+            continue
+        if not (task and colon and key):
+            raise BenchboxError(f"task option {value!r}: write TASK:KEY=VALUE (e.g. sts12:text=raw)")
+        if task not in names:
+            names.append(task)
+        members = resolve_tasks([task])
+        takers = [t for t in members if any(o.name == key for o in t.options)]
+        if not takers:
+            declared = sorted({o.name for t in members for o in t.options})
+            raise BenchboxError(f"task {task} has no option {key!r}; its options: {', '.join(declared) or '(none)'} "
+                                f"(`benchbox describe {members[0].name}`)")
+        for member in takers:
+            option = next(o for o in member.options if o.name == key)
+            options.setdefault(member.name, {})[key] = option.parse(member.name, text)
+    return names, options
+
+
+
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
-    task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name; repeatable.")],
+    task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
     name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in compare tables, JSON and reports (stored in the run manifest; default: the trained model's label, else the encoder name).", callback=label_option)] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where the run folder is written.")] = Path("runs"),
@@ -108,6 +151,7 @@ def eval_command(
     seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).", callback=AT_LEAST_0)] = 1111,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).", callback=AT_LEAST_0)] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
+    task_option: Annotated[Optional[list[str]], typer.Option("--task-option", help="TASK:KEY=VALUE: one of a task's own options (as -t TASK:KEY=VALUE); repeatable.")] = None,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
@@ -117,9 +161,11 @@ def eval_command(
     set_quiet(quiet)
     results_to_stderr(to_stdout(json_path))
     check_output_file(json_path, "--json")
+    task, task_options = parse_task_arguments(task, task_option)
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
                           device=device, features=str(features) if features else None,
-                          retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties)
+                          retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties,
+                          task_options=task_options)
     if save:  # a read-only --runs-dir fails now, not after the evaluation
         check_writable(runs_dir, "--runs-dir")
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
