@@ -110,6 +110,17 @@ class Registry:
             self._loaded.pop(entry, None)
         self._add(Entry(name, target, provider))
 
+    def unregister(self, name: str, *, provider: str = LOCAL) -> None:
+        """Remove what ``provider`` registered as ``name`` at run time (tests, notebooks); a no-op if nothing was."""
+        kept = [e for e in self._entries().get(name, []) if normalise(e.provider) != normalise(provider)]
+        for entry in self._entries().get(name, []):
+            if entry not in kept:
+                self._loaded.pop(entry, None)
+        if kept:
+            self._by_name[name] = kept
+        else:
+            self._by_name.pop(name, None)
+
     def names(self) -> list[str]:
         """The plain names, sorted."""
         return sorted(self._entries())

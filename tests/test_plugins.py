@@ -215,12 +215,12 @@ def test_include_registers_names_and_cli_errors_are_one_line(tmp_path, capsys):
     assert code == 0 and "plugins-test-letters" in out and "local" in out
     runs = tmp_path / "runs"
     code, out, err = cli(capsys, "--include", str(include), "eval", "plugins-test-letters", "--task", "stsb-cosine",
-                         "--bootstrap", "0", "--runs-dir", str(runs), "--json")
+                         "--bootstrap", "0", "--runs-dir", str(runs), "--json", "-")
     reference = evaluate(LetterCounts(), ["stsb-cosine"], options=NO_BOOT, cache=False)
-    assert code == 0 and [r["value"] for r in json.loads(out)] == pytest.approx([r.value for r in reference])
+    assert code == 0 and [r["value"] for r in json.loads(out)["records"]] == pytest.approx([r.value for r in reference])
     code, out, err = cli(capsys, "--include", str(include), "eval", "plugins_test_include:embed", "--task",
-                         "stsb-cosine", "--bootstrap", "0", "--runs-dir", str(runs), "--json")
-    assert code == 0 and [r["value"] for r in json.loads(out)] == pytest.approx([r.value for r in reference])
+                         "stsb-cosine", "--bootstrap", "0", "--runs-dir", str(runs), "--json", "-")
+    assert code == 0 and [r["value"] for r in json.loads(out)["records"]] == pytest.approx([r.value for r in reference])
     assert "warning: encoder 'embed'" in err and "has no fingerprint" in err
     assert {Run.open(p).manifest["encoder"]["name"] for p in runs.iterdir()} == {"letter-counts", "embed"}
 
@@ -281,14 +281,19 @@ def test_toy_task_option_and_the_encoder_through_the_api():
     encoder = load_encoder("benchbox_toyplugin.encoder:TfidfEncoder", dim="8")
     assert encoder.dim == 8 and encoder.cacheable
     assert encoder.fingerprint() != load_encoder("tfidf").fingerprint()  # dim is part of the fingerprint
-    result = run_tasks(encoder, [ToyParaphrase(pairs=40)], options=NO_BOOT, cache=False).results[0]
+    forty = TaskOptions(bootstrap=0, task_options={"toy-paraphrase": {"pairs": 40}})
+    result = run_tasks(encoder, [ToyParaphrase()], options=forty, cache=False).results[0]
     items = result.items
     assert len(items) == 40 and result.protocol["pairs"] == 40
     assert result.metrics[0].value == pytest.approx(roc_auc_score(items["gold"], items["score"]), abs=1e-12)
     with pytest.raises(BenchboxError, match="bad options for encoder 'tfidf': tfidf: dim must be between 1 and 50"):
         load_encoder("tfidf", dim="80")
-    with pytest.raises(ValueError, match="pairs must be an integer of at least 2"):
-        ToyParaphrase(pairs=1)
+    with pytest.raises(BenchboxError, match="pairs must be 0 \\(all\\) or at least 2"):
+        run_tasks(encoder, [ToyParaphrase()], cache=False,
+                  options=TaskOptions(bootstrap=0, task_options={"toy-paraphrase": {"pairs": 1}}))
+    with pytest.raises(BenchboxError, match="toy-paraphrase:pairs"):
+        run_tasks(encoder, [ToyParaphrase()], cache=False,
+                  options=TaskOptions(bootstrap=0, task_options={"toy-paraphrase": {"pairs": -3}}))
 
 
 def test_bad_plugin_cannot_shadow_a_builtin_and_stays_reachable_qualified(capsys):

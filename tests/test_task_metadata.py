@@ -91,8 +91,7 @@ class Vowels(LetterCounts):
 
 
 def uninstall() -> None:
-    TASKS._targets.pop(NAME, None)
-    TASKS._loaded.pop(NAME, None)
+    TASKS.unregister(NAME)
 
 
 @pytest.fixture

@@ -86,7 +86,7 @@ def leaderboard_command(
     """Main scores of many runs in one table: models (label and fingerprint) × tasks, each cell the task's main
     score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100
     as the reports do; CSV and JSON hold the values as recorded."""
-    from benchbox.reports import formatting
+    from benchbox import formatting
     from benchbox.results import leaderboard, load_runs
 
     _start(quiet, csv, json_path)

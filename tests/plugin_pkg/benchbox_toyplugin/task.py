@@ -6,7 +6,9 @@ the ROC curve of that score against the gold label (Mann–Whitney U / (n₁n₀
 1982), with a 95% percentile bootstrap interval over pairs (``TaskOptions.bootstrap`` resamples, seed
 ``TaskOptions.seed``; resamples with one class only are redrawn as skipped). No training.
 
-Metadata is kept as plain class attributes (``version``, ``license``, ``citation``, ``metrics``, ``options``).
+Everything benchbox needs to know is declared as task metadata (``benchbox.task``): the AUC metric and its paired
+test (a paired bootstrap of :func:`auc` over the pairs, run by ``benchbox compare``), the ``pairs`` option
+(``-t toy-paraphrase:pairs=40``), the data file with its sha256, licence, citation and version.
 """
 
 from __future__ import annotations
@@ -15,16 +17,17 @@ import csv
 import hashlib
 import io
 import math
-from importlib.resources import as_file, files
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
 from benchbox.embedding_checks import require_informative
-from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
+from benchbox.errors import BenchboxError
+from benchbox.task import DataFile, EvalContext, MetricRecord, MetricSpec, Task, TaskOption, TaskResult
 
-DATA = files("benchbox_toyplugin.data") / "paraphrase.tsv"
+DATA = Path(__file__).parent / "data" / "paraphrase.tsv"
 
 
 def auc(gold: np.ndarray, score: np.ndarray) -> float:
@@ -59,26 +62,28 @@ class ToyParaphrase(Task):
     main_score = "auc"
     splits = ("test",)
     reference = "benchbox-toyplugin test data (CC0); AUC: Hanley & McNeil 1982"
-    # metadata as plain attributes, for the task-metadata API to adopt
+    group, order = "paraphrase detection", 900
+    item_kind = "sentence pair"
     version = "1.0"
     license = "CC0-1.0"
-    citation = "benchbox-toyplugin: toy paraphrase pairs written for the benchbox test suite (2026)."
-    metrics = ({"name": "auc", "higher_is_better": True, "range": (0.0, 1.0),
-                "description": "ROC AUC of the cosine similarity against the paraphrase label"},)
-    options = {"pairs": "evaluate the first N pairs of the file (default: all 200)"}
-
-    def __init__(self, pairs: int | None = None) -> None:
-        if pairs is not None and (isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 2):
-            raise ValueError(f"toy-paraphrase: pairs must be an integer of at least 2, got {pairs!r}")
-        self.pairs = pairs
+    citation = ("@misc{benchbox_toyplugin, title = {Toy paraphrase pairs written for the benchbox test suite}, "
+                "year = {2026}}")
+    metrics = (MetricSpec("auc", test="bootstrap", unit="value", summary=True,
+                          statistic=lambda rows: auc(rows["gold"].to_numpy(), rows["score"].to_numpy())),)
+    options = (TaskOption("pairs", int, 0, "evaluate the first N pairs of the file (0: all 200)", low=0,
+                          protocol_key="pairs"),)
+    data_files = (DataFile("paraphrase.tsv", sha256=hashlib.sha256(DATA.read_bytes()).hexdigest(),
+                           package_dir=DATA.parent),)
 
     def evaluate(self, encoder, ctx: EvalContext) -> TaskResult:
-        raw = DATA.read_bytes()
-        with as_file(DATA) as path:
-            label = str(path.resolve())  # an absolute path: benchbox's run reuse re-checks its sha256 there
+        path = ctx.file(self.data_files[0])
+        raw = path.read_bytes()
         frame = read_pairs(raw.decode("utf-8"))
-        if self.pairs is not None:
-            frame = frame.head(self.pairs)
+        pairs = ctx.option(self, "pairs")
+        if pairs == 1:
+            raise BenchboxError("task option toy-paraphrase:pairs must be 0 (all) or at least 2 (an AUC needs both classes)")
+        if pairs:
+            frame = frame.head(pairs)
         first, second = ctx.embed(frame["sentence1"].tolist()), ctx.embed(frame["sentence2"].tolist())
         require_informative(np.concatenate([first, second]), encoder.name, self.name)
         gold, score = frame["label"].to_numpy(), cosine(first, second)
@@ -92,7 +97,7 @@ class ToyParaphrase(Task):
             items=items,
             protocol={"similarity": "cosine", "pairs": len(frame), "ci": "percentile bootstrap over pairs",
                       "bootstrap": ctx.options.bootstrap, "seed": ctx.options.seed, "version": self.version},
-            data_checksums={label: hashlib.sha256(raw).hexdigest()},
+            data_checksums={str(path.resolve()): hashlib.sha256(raw).hexdigest()},
         )
 
     @staticmethod
