@@ -53,7 +53,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         trainer = Trainer(config, out_dir, resume=resume, label=name)
         run = trainer.run()
         if trainer.dist.is_main:
-            out.print(str(run))
+            out.print(str(run), highlight=False, soft_wrap=True)
         if trainer.stopped_by_signal is not None:
             from benchbox.commands.interrupted import exit_interrupted
 

@@ -54,7 +54,7 @@ def train_infersent(
     )
     trainer = NLITrainer(config, out_dir)
     run = trainer.run()
-    out.print(str(run))
+    out.print(str(run), highlight=False, soft_wrap=True)
     if trainer.stopped_by_signal is not None:
         import signal
 
