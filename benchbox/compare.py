@@ -66,14 +66,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from benchbox import meta, published, stats
-from benchbox.encoder import Encoder
+from benchbox import meta, stats
 from benchbox.errors import BenchboxError
-from benchbox.evaluation import load_encoder, run_tasks
-from benchbox.labels import model_folder_label, split_label, stored_label
-from benchbox.outdir import check_writable
-from benchbox.registry import ENCODERS
-from benchbox.store import MANIFEST, Run
+from benchbox.sources import Source, origin, resolve_sources
 from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
@@ -87,172 +82,6 @@ FAMILIES = ("all", "pair")
 #: the per-item columns each test reads
 TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
                 "mean": ("metric", "value"), "bootstrap": ()}
-
-
-@dataclass
-class Source:
-    """One side of a comparison: metric rows, per-item scores (if any) and provenance."""
-
-    label: str
-    metrics: pd.DataFrame
-    items: Callable[[str], pd.DataFrame | None]
-    #: runs only: encoder name + configuration without seeds (groups the seeds of one configuration)
-    config_key: str | None = None
-    fingerprint: str | None = None
-    path: Path | None = None
-    #: runs only: per task, the protocol it recorded
-    protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: runs only: the encoder name (names a group of seeds)
-    name: str | None = None
-    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
-    recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
-        m = self.metrics
-        rows = m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]
-        return rows.iloc[0] if len(rows) else None
-
-
-def _without_seeds(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_seeds(v) for k, v in value.items() if "seed" not in k.lower()}
-    return value
-
-
-def default_label(run: Run) -> str:
-    """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
-    encoder = run.manifest.get("encoder") or {}
-    name, fingerprint = encoder.get("name", run.run_id), encoder.get("fingerprint")
-    return f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
-
-
-def run_source(run: Run, label: str | None = None) -> Source:
-    """A run as a source, labelled ``label``, else by the label stored in it, else :func:`default_label`."""
-    encoder = run.manifest.get("encoder") or {}
-    name = encoder.get("name", run.run_id)
-    fingerprint = encoder.get("fingerprint")
-    key = json.dumps({"name": name, "config": _without_seeds(encoder.get("config", {})),
-                      "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
-    label = label or stored_label(run.manifest) or default_label(run)
-    tasks = {task: info for task, info in (run.manifest.get("tasks") or {}).items() if isinstance(info, dict)}
-    protocols = {task: dict(info.get("protocol") or {}) for task, info in tasks.items()}
-    recorded = {task: info["metadata"] for task, info in tasks.items() if isinstance(info.get("metadata"), dict)}
-    return Source(label, run.metrics, run.items, key, fingerprint, run.path, protocols, name, recorded)
-
-
-def paper_source(name: str, label: str | None = None) -> Source:
-    result = published.paper_result(name)
-    return Source(label or name, result.metrics, lambda task: None)
-
-
-@dataclass
-class _OnDemand:
-    """A model argument to evaluate (or find evaluated) on demand: an encoder name or a trained-model folder."""
-
-    spec: str
-    encoder: Encoder
-    label: str | None
-
-
-def _open_eval_run(path: Path) -> Run | None:
-    """The evaluation run at ``path``, its metrics read and checked now; None when ``path`` is no eval run."""
-    if not (path / MANIFEST).is_file():
-        return None
-    run = Run.open(path)
-    if run.kind != "eval":
-        return None
-    run.metrics  # noqa: B018 - a missing or altered table fails here, before anything is evaluated
-    return run
-
-
-def _unknown_model(spec: str) -> BenchboxError:
-    if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
-        return BenchboxError(f"{spec} does not exist: give a run folder, a trained-model folder, an encoder name "
-                             "(`benchbox list encoders`) or paper:merkx2019/<model>")
-    try:
-        ENCODERS.get(spec)  # raises the registry's error: the close names and the available ones
-    except BenchboxError as exc:
-        return BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.")
-    return BenchboxError(f"{spec!r} names nothing to compare")
-
-
-def _model_argument(spec: str, given: str | None = None) -> Source | _OnDemand:
-    """One model argument, opened or loaded now and labelled ``given``, else as ``LABEL=...`` says: a run, a
-    published comparator, or an encoder to evaluate on demand. Anything that does not resolve is an error here,
-    before any evaluation."""
-    label, target = split_label(spec)
-    label = given or label
-    if published.is_paper(target):
-        return paper_source(target, label)
-    run = _open_eval_run(Path(target))
-    if run is not None:
-        return run_source(run, label)
-    if not Path(target).exists() and target not in ENCODERS:
-        raise _unknown_model(target)
-    return _OnDemand(target, load_encoder(target), label or model_folder_label(target))
-
-
-def resolve_sources(
-    specs: list[str],
-    tasks: list[str] | None,
-    *,
-    data_dir: str | os.PathLike | None = None,
-    runs_dir: str | os.PathLike = "runs",
-    options: TaskOptions | None = None,
-    cache: bool = True,
-    log: Callable[[str], None] = lambda message: None,
-    rerun: bool = False,
-    labels: list[str | None] | None = None,
-) -> list[Source]:
-    """Open runs and published comparators and load encoders (``LABEL=`` prefixes applied; anything that does
-    not resolve fails before any evaluation); then give each encoder name / model folder a run on ``tasks``
-    (default: the tasks of the given runs and comparators): an existing run under ``runs_dir`` that holds
-    exactly what the evaluation would compute (:func:`benchbox.reuse.find_reusable_run`), unless ``rerun``,
-    else a new evaluation saved under ``runs_dir``. ``labels``: one per spec (None: as the spec says), for
-    callers that label sources themselves (reports)."""
-    from benchbox.data import DataRoot
-    from benchbox.reuse import find_reusable_run
-
-    sources = [_model_argument(spec, label) for spec, label in zip(specs, labels or [None] * len(specs),
-                                                                   strict=True)]
-    for s in sources:  # a model without any of the tasks would fail every pair: say so before evaluating
-        if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
-            raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
-                                f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
-    pending = [s for s in sources if isinstance(s, _OnDemand)]
-    if pending:
-        names = tasks or sorted({t for s in sources if isinstance(s, Source) for t in s.metrics["task"]})
-        if not names:
-            raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
-        options = options or TaskOptions()
-        data = DataRoot(data_dir)
-        for task in resolve_tasks(names):  # missing data fails before any evaluation
-            data.require(task.required_files(options))
-        found = {}
-        for i, s in enumerate(sources):
-            if isinstance(s, _OnDemand) and not rerun:
-                found[i] = find_reusable_run(runs_dir, name=s.encoder.name, fingerprint=s.encoder.fingerprint(),
-                                             tasks=names, options=options, data=data)
-        if any(found.get(i) is None for i, s in enumerate(sources) if isinstance(s, _OnDemand)):
-            check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
-        for i, s in enumerate(sources):
-            if not isinstance(s, _OnDemand):
-                continue
-            run = found.get(i)
-            if run is not None:
-                log(f"reusing run {run.path} for {s.spec}")
-            else:
-                path = run_tasks(s.encoder, names, data_dir=data_dir, options=options, cache=cache, log=log,
-                                 label=s.label).save(runs_dir)
-                log(f"run written to {path}")
-                run = Run.open(path)
-            sources[i] = run_source(run, s.label or default_label(run))
-    resolved = [s for s in sources if isinstance(s, Source)]
-    counts = pd.Series([s.label for s in resolved]).value_counts()
-    for s in resolved:
-        if counts[s.label] > 1:
-            s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
-    return resolved
 
 
 @dataclass(frozen=True)
@@ -635,6 +464,88 @@ def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
     return lines
 
 
+def _check_settings(test: str, correction: str, family: str, pooling: str) -> None:
+    if test not in CORRELATION_TESTS:
+        raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
+    if correction not in ("holm", "bh"):
+        raise BenchboxError(f"unknown correction {correction!r}: use holm or bh")
+    if family not in FAMILIES:
+        raise BenchboxError(f"unknown --family {family!r}: use all (every row of every pair) or pair")
+    if pooling not in meta.METHODS:
+        raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
+
+
+def compare_sources(
+    resolved: list[Source],
+    tasks: list[str] | None = None,
+    *,
+    test: str = "williams",
+    correction: str = "holm",
+    n_boot: int = 1000,
+    seed: int = 1111,
+    family: str = "all",
+    baseline: str | None = None,
+    allow_protocol_mismatch: bool = False,
+    pooling: str = "dl",
+    seeds: dict[str, list[str]] | None = None,
+) -> Comparison:
+    """Compare every pair of ``resolved`` sources (:func:`benchbox.sources.resolve_sources`) on ``tasks``
+    (task names; default: every task the pair shares), reading nothing but the sources. ``test``: ``williams``
+    or ``steiger`` for correlations; ``correction``: ``holm`` or ``bh`` for the verdicts, over ``family``
+    ``"all"`` rows of the comparison or each ``"pair"``; ``baseline``: compare every other model with it only
+    (a label, a run folder or an encoder name); ``pooling``: τ² of the claims' random-effects pooling, ``"dl"``
+    or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources (as given, or their labels) that
+    are seeds of it, for runs whose recorded configurations cannot tell (e.g. trained models, whose eval runs
+    record the training folder, not the training seed)."""
+    from benchbox.claims import claims
+
+    _check_settings(test, correction, family, pooling)
+    if len(resolved) < 2:
+        raise BenchboxError("compare needs at least two different runs, encoders or comparators")
+    frames, lowers, mismatches = [], [], []
+    for a, b in _pairs(resolved, baseline):
+        shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
+        chosen = [t for t in shared if tasks is None or t in tasks]
+        if not chosen:
+            raise BenchboxError(f"{a.label} and {b.label} share no task" + (f" among {', '.join(tasks)}" if tasks else ""))
+        differ = protocol_mismatches(a, b, chosen)
+        if differ and not allow_protocol_mismatch:
+            raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
+                                "--allow-protocol-mismatch to compare them anyway (recorded)")
+        mismatches += differ
+        table, lower = _Pair(a, b, test, n_boot, seed).compare(chosen)
+        lowers.append(lower)
+        if family == "pair":
+            table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
+            table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
+        frames.append(table)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    if family == "all":
+        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
+        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
+    lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
+    table["verdict"] = _verdicts(table, correction, lower)
+    claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
+                                                  pooling=pooling, seed=seed,
+                                                  declared=_declared_seeds(seeds or {}, resolved))
+    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
+                      mismatches, claim_rows, claim_seeds)
+
+
+def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
+    """``--seeds`` groups as labels: each spec names a source by what named it or by its label."""
+    declared = {}
+    for model, specs in seeds.items():
+        labels = []
+        for spec in specs:
+            match = [s for s in resolved if origin(spec) == s.origin or spec == s.label]
+            if not match:
+                raise BenchboxError(f"--seeds {model}: {spec} is not among the compared models")
+            labels.append(match[0].label)
+        declared[model] = labels
+    return declared
+
+
 def compare(
     sources: list[str],
     tasks: list[str] | None = None,
@@ -656,66 +567,16 @@ def compare(
     rerun: bool = False,
     labels: list[str | None] | None = None,
 ) -> Comparison:
-    """Compare every pair of ``sources`` (run folders, encoder names, ``paper:...``) on ``tasks`` (names or
-    groups; default: every task the pair shares). ``test``: ``williams`` or ``steiger`` for correlations;
-    ``correction``: ``holm`` or ``bh`` for the verdicts, over ``family`` ``"all"`` rows of the comparison or
-    each ``"pair"``; ``baseline``: compare every other model with it only; ``pooling``: τ² of the claims'
-    random-effects pooling, ``"dl"`` or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources
-    (as given in ``sources``) that are seeds of it, for runs whose recorded configurations cannot tell (e.g.
-    trained models, whose eval runs record the training folder, not the training seed). Sources may carry a
-    label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Encoder names and model folders reuse a matching run under
-    ``runs_dir`` (:mod:`benchbox.reuse`) unless ``rerun``; ``labels`` (one per source, None: as the source says)
-    label them from the caller."""
-    if test not in CORRELATION_TESTS:
-        raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
-    if correction not in ("holm", "bh"):
-        raise BenchboxError(f"unknown correction {correction!r}: use holm or bh")
+    """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
+    ``paper:...``; :func:`benchbox.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,
+    ``labels``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
+    keywords). Settings are checked before anything is evaluated."""
+    _check_settings(test, correction, family, pooling)
     if len(sources) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
-    if family not in FAMILIES:
-        raise BenchboxError(f"unknown --family {family!r}: use all (every row of every pair) or pair")
-    if pooling not in meta.METHODS:
-        raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
                                cache=cache, log=log, rerun=rerun, labels=labels)
-    frames, lowers, mismatches = [], [], []
-    for a, b in _pairs(resolved, baseline):
-        shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
-        chosen = [t for t in shared if names is None or t in names]
-        if not chosen:
-            raise BenchboxError(f"{a.label} and {b.label} share no task" + (f" among {', '.join(names)}" if names else ""))
-        differ = protocol_mismatches(a, b, chosen)
-        if differ and not allow_protocol_mismatch:
-            raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
-                                "--allow-protocol-mismatch to compare them anyway (recorded)")
-        mismatches += differ
-        table, lower = _Pair(a, b, test, n_boot, seed).compare(chosen)
-        lowers.append(lower)
-        if family == "pair":
-            table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
-            table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
-        frames.append(table)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-    if family == "all":
-        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
-        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
-    lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
-    table["verdict"] = _verdicts(table, correction, lower)
-    from benchbox.claims import claims
-
-    def same(spec: str) -> str:  # a run folder however it is written (and labelled), else the name
-        target = split_label(spec)[1]
-        return str(Path(target).resolve()) if Path(target).exists() else target
-
-    given = [same(spec) for spec in sources]
-    declared = {}
-    for model, specs in (seeds or {}).items():
-        unknown = [spec for spec in specs if same(spec) not in given]
-        if unknown:
-            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
-        declared[model] = [resolved[given.index(same(spec))].label for spec in specs]
-    claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
-                                                  pooling=pooling, seed=seed, declared=declared)
-    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds)
+    return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,
+                           family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
+                           pooling=pooling, seeds=seeds)

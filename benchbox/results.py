@@ -37,14 +37,14 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from benchbox.errors import BenchboxError
 from benchbox.labels import stored_label
-from benchbox.store import MANIFEST, METRIC_COLUMNS, Run
+from benchbox.sources import run_folders
+from benchbox.store import METRIC_COLUMNS, Run
 
 #: the columns of :func:`load_runs` before the ``option.*`` columns
 RUN_COLUMNS = ["run_id", "path", "label", "encoder", "fingerprint", "task", "task_version", "subset", "metric",
@@ -54,25 +54,6 @@ OPTION_PREFIX = "option."
 RUNS_LIST_COLUMNS = ["run_id", "kind", "label", "encoder", "fingerprint", "tasks", "created", "path"]
 #: subsets that hold a task's headline row, in order of preference
 MAIN_SUBSETS = ("all", "test")
-
-
-def run_folders(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """The run folders named by ``paths``: each a run folder (it has a manifest) or a folder of runs (its
-    non-hidden sub-folders with a manifest, sorted by name). A path that is neither is an error."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    folders = []
-    for raw in paths:
-        path = Path(raw)
-        if (path / MANIFEST).is_file():
-            folders.append(path)
-        elif path.is_dir():
-            folders.extend(sorted(p for p in path.iterdir()
-                                  if not p.name.startswith(".") and (p / MANIFEST).is_file()))
-        else:
-            raise BenchboxError(f"{path} is neither a benchbox run folder nor a folder of runs: give a run folder "
-                                "(with manifest.json) or the --runs-dir that holds runs")
-    return list(dict.fromkeys(folders))
 
 
 def _run_rows(run: Run) -> pd.DataFrame:

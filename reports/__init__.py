@@ -50,19 +50,20 @@ def write_report(
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
-    from benchbox.reports.sources import open_runs, reference_sources, run_sources
     from benchbox.outdir import output_file_lock
+    from benchbox.sources import paper_source, resolve_sources
 
     out_path = Path(out) if out is not None else None
     fmt = resolve_format(fmt, out_path)
     out_path = out_path or Path(f"report{FORMATS[fmt][0]}")
-    opened = open_runs(list(runs))
-    sources = run_sources(opened) + reference_sources(list(references or []))
+    if not runs:
+        raise BenchboxError("no run given: pass one or more run folders (e.g. runs/<run-id>)")
+    sources = resolve_sources(list(runs), evaluate=False, naming="name")
+    sources += [paper_source(name) for name in references or []]
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
         comparison = None
         if compare:
-            comparison = compare_pairs([(str(s.run.path) if s.run else s.label, s.label, set(s.metrics["task"]))
-                                        for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
+            comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
         report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":
             out_path.write_text(html.render(report), encoding="utf-8")

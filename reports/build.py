@@ -14,7 +14,7 @@ from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
 from benchbox.reports.figures import curves_figure, selection_figure, semantic_figure
 from benchbox.reports.significance import ComparisonLike, appendix_blocks, significance_blocks
 from benchbox.reports.structure import structure_section
-from benchbox.reports.sources import Source
+from benchbox.sources import Source
 
 
 def build_report(sources: list[Source], comparison: ComparisonLike | None = None,

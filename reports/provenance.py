@@ -9,7 +9,7 @@ from typing import Any
 from benchbox import formatting as fmt
 from benchbox.reports import training
 from benchbox.reports.document import Table
-from benchbox.reports.sources import Source
+from benchbox.sources import Source
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, str]:

@@ -1,9 +1,7 @@
 """Pairwise significance: per pair of models a headline and a compact table of its tasks, and an appendix with
 every test of a :class:`benchbox.compare.Comparison`.
 
-The comparison table has one row per model pair × task × subset × metric, with columns ``task, subset, metric,
-model_a, model_b, value_a, ci_low_a, ci_high_a, value_b, ci_low_b, ci_high_b, diff, diff_ci_low, diff_ci_high,
-test, statistic, p, p_holm, p_bh, verdict, approximate``.
+The comparison table has one row per model pair × task × subset × metric (columns: ``benchbox.compare.COLUMNS``).
 """
 
 from __future__ import annotations
@@ -18,10 +16,8 @@ import pandas as pd
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Paragraph, Table
+from benchbox.sources import Source
 
-COLUMNS = ("task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
-           "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "p", "p_holm", "p_bh", "verdict",
-           "approximate")
 #: how a correction is named in the report
 CORRECTION_NAME = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 
@@ -52,26 +48,25 @@ def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Se
     return frame["model_a"].isin(published) & frame["model_b"].isin(published)
 
 
-def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], None] = lambda message: None,
+def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda message: None,
                   seeds: dict[str, list[str]] | None = None) -> Pairwise:
-    """Compare every pair of ``(source, report label, its tasks)`` that shares a task with
-    :func:`benchbox.compare.compare` (sources: run folders or ``paper:...`` names; p-values adjusted within each
-    pair), labelling the models by their report labels (compare's ``labels``), and keep the pairs with at least
-    one evaluated model: published comparators are compared with the runs, not with each other. When every pair
-    shares a task, one comparison of all sources, so that the seeds of one configuration make one model in the
-    claims; otherwise pair by pair, skipping pairs without a common task rather than failing. ``seeds``:
-    declared seed groups (model name → sources), passed to compare when all sources are compared at once."""
-    from benchbox.compare import compare
+    """Compare every pair of ``sources`` that shares a task with :func:`benchbox.compare.compare_sources`
+    (p-values adjusted within each pair), and keep the pairs with at least one evaluated model: published
+    comparators are compared with the runs, not with each other. When every pair shares a task, one comparison
+    of all sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
+    skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
+    sources), passed on when all sources are compared at once."""
+    from benchbox.compare import compare_sources
 
-    published = {label for source, label, _ in specs if source.startswith("paper:")}
-    pairs = [(x, y) for x, y in itertools.combinations(specs, 2) if not {x[1], y[1]} <= published]
-    together = bool(pairs) and all(x[2] & y[2] for x, y in pairs)
-    groups = [specs] if together else [[x, y] for x, y in pairs if x[2] & y[2]]
+    published = {s.label for s in sources if s.is_reference}
+    tasks = {id(s): set(s.metrics["task"]) for s in sources}
+    pairs = [(x, y) for x, y in itertools.combinations(sources, 2) if not {x.label, y.label} <= published]
+    together = bool(pairs) and all(tasks[id(x)] & tasks[id(y)] for x, y in pairs)
+    groups = [sources] if together else [[x, y] for x, y in pairs if tasks[id(x)] & tasks[id(y)]]
     tables, claims, claim_rows, claim_seeds, correction = [], [], [], [], "holm"
     for group in groups:
-        log("comparing " + ", ".join(label for _, label, _ in group))
-        result = compare([source for source, _, _ in group], family="pair", log=log,
-                         seeds=seeds if together else None, labels=[label for _, label, _ in group])
+        log("comparing " + ", ".join(s.label for s in group))
+        result = compare_sources(group, family="pair", seeds=seeds if together else None)
         correction = result.correction
         tables.append(result.table[~_between_published(result.table, published)])
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
@@ -84,8 +79,14 @@ def compare_pairs(specs: list[tuple[str, str, set[str]]], log: Callable[[str], N
     return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined)
 
 
+#: columns of the comparison table (``benchbox.compare.COLUMNS``) the report does without
+OPTIONAL = {"statistic", "unit", "effect", "effect_var", "cluster"}
+
+
 def _check_columns(table: pd.DataFrame) -> None:
-    missing = [c for c in COLUMNS if c not in table.columns]
+    from benchbox.compare import COLUMNS
+
+    missing = [c for c in COLUMNS if c not in table.columns and c not in OPTIONAL]
     if missing:
         raise BenchboxError(f"the comparison table lacks the columns {', '.join(missing)}")
 

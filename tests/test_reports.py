@@ -22,7 +22,7 @@ from benchbox.evaluation import run_tasks
 from benchbox.reports import write_report
 from benchbox.reports.build import build_report
 from benchbox.reports.markdown import escape
-from benchbox.reports.sources import Source
+from benchbox.sources import Source
 from benchbox.store import Run, write_run
 
 from .chromium import chromium_binary, open_page

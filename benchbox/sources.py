@@ -1,0 +1,312 @@
+"""What compare, report and the API work on: a :class:`Source` is one model's metric records, its per-item
+scores and its provenance, resolved by one function, :func:`resolve_sources`, from what a user names:
+
+- a run folder (``runs/<run-id>``) or a folder of runs (``runs/``: its runs, sorted by name);
+- a published comparator, ``paper:merkx2019/<model>`` (:mod:`benchbox.published`): numbers without items;
+- with ``evaluate=True`` (compare), anything :func:`benchbox.encoder_loading.load_encoder` loads — an encoder
+  name, ``package:name``, ``module:attribute``, a trained-model folder (a training run) — evaluated on demand
+  with the given task options and saved as a run, or given a matching run already under the runs folder
+  (:mod:`benchbox.reuse`).
+
+Each may carry a label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Everything is opened or loaded, and every
+missing data file found, before anything is evaluated. Unlabelled runs are named by the label stored in them,
+else (``naming="fingerprint"``, compare's default) ``encoder@fingerprint[:8]`` or (``naming="name"``, reports)
+the encoder name; labels that repeat are made unique.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchbox import published
+from benchbox.errors import BenchboxError
+from benchbox.labels import model_folder_label, split_label, stored_label
+from benchbox.store import MANIFEST, METRIC_COLUMNS, Run
+
+NAMINGS = ("fingerprint", "name")
+
+
+def _no_items(task: str) -> None:
+    return None
+
+
+@dataclass
+class Source:
+    """One model as compared and reported: its label, metric records (``metrics.csv`` columns), per-item scores
+    by task (None where there are none: published numbers) and, for runs, their provenance."""
+
+    label: str
+    metrics: pd.DataFrame
+    #: the run folder opened (None: a published comparator)
+    run: Run | None = None
+    #: published comparators: where the numbers come from
+    citation: str = ""
+    items: Callable[[str], pd.DataFrame | None] = _no_items
+    #: what named it, normalised (a run's resolved path, else the name as given): matches ``--seeds`` specs
+    origin: str = ""
+    #: runs only: encoder name + configuration and options without seeds (groups the seeds of one configuration)
+    config_key: str | None = None
+    fingerprint: str | None = None
+    #: runs only: the encoder name (names a group of seeds)
+    name: str | None = None
+    #: runs only: per task, the protocol it recorded
+    protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
+    recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.run is None
+
+    @property
+    def path(self) -> Path | None:
+        return self.run.path if self.run is not None else None
+
+    def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
+        m = self.metrics
+        rows = m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]
+        return rows.iloc[0] if len(rows) else None
+
+
+def origin(spec: str | os.PathLike) -> str:
+    """A source spec normalised so that two ways of writing one run folder compare equal (labels removed)."""
+    target = split_label(spec)[1]
+    return str(Path(target).resolve()) if Path(target).exists() else target
+
+
+def run_folders(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """The run folders named by ``paths``: each a run folder (it has a manifest) or a folder of runs (its
+    non-hidden sub-folders with a manifest, sorted by name). A path that is neither is an error."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    folders = []
+    for raw in paths:
+        path = Path(raw)
+        if (path / MANIFEST).is_file():
+            folders.append(path)
+        elif path.is_dir():
+            folders.extend(_children(path))
+        else:
+            raise BenchboxError(f"{path} is neither a benchbox run folder nor a folder of runs: give a run folder "
+                                "(with manifest.json) or the --runs-dir that holds runs")
+    return list(dict.fromkeys(folders))
+
+
+def _children(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if not p.name.startswith(".") and (p / MANIFEST).is_file())
+
+
+def open_run(path: Path) -> Run:
+    """The run at ``path`` with its manifest and metrics read and checked now, so that an unreadable run fails
+    before anything is evaluated or rendered."""
+    run = Run.open(path)
+    if not isinstance(run.manifest, dict):
+        raise BenchboxError(f"unreadable run manifest {path / MANIFEST}: not a JSON object")
+    try:
+        columns = set(run.metrics.columns)
+    except (OSError, ValueError) as exc:
+        raise BenchboxError(f"unreadable metrics in run {path}: {exc}") from exc
+    if not set(METRIC_COLUMNS) <= columns:
+        raise BenchboxError(f"{path / 'metrics.csv'} lacks the columns {', '.join(sorted(set(METRIC_COLUMNS) - columns))}")
+    return run
+
+
+def _without_seeds(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_seeds(v) for k, v in value.items() if "seed" not in k.lower()}
+    return value
+
+
+def default_label(run: Run) -> str:
+    """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
+    encoder = run.manifest.get("encoder") or {}
+    name, fingerprint = encoder.get("name", run.run_id), encoder.get("fingerprint")
+    return f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
+
+
+def _unlabelled(run: Run, naming: str) -> str:
+    if naming == "fingerprint":
+        return default_label(run)
+    return str((run.manifest.get("encoder") or {}).get("name") or run.run_id)
+
+
+def run_source(run: Run, label: str | None = None, *, naming: str = "fingerprint", spec: str | None = None) -> Source:
+    """A run as a source, labelled ``label``, else by the label stored in it, else as ``naming`` says."""
+    encoder = run.manifest.get("encoder") or {}
+    key = json.dumps({"name": encoder.get("name", run.run_id), "config": _without_seeds(encoder.get("config", {})),
+                      "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
+    tasks = {task: info for task, info in (run.manifest.get("tasks") or {}).items() if isinstance(info, dict)}
+    return Source(
+        label=label or stored_label(run.manifest) or _unlabelled(run, naming),
+        metrics=run.metrics,
+        items=run.items,
+        run=run,
+        origin=spec if spec is not None else str(run.path.resolve()),
+        config_key=key,
+        fingerprint=encoder.get("fingerprint"),
+        name=encoder.get("name", run.run_id),
+        protocols={task: dict(info.get("protocol") or {}) for task, info in tasks.items()},
+        recorded={task: info["metadata"] for task, info in tasks.items() if isinstance(info.get("metadata"), dict)},
+    )
+
+
+def paper_source(name: str, label: str | None = None) -> Source:
+    """A published comparator (``paper:merkx2019/<model>``): its numbers and citation, no per-item scores."""
+    result = published.paper_result(name)
+    return Source(label or result.name, result.metrics, citation=result.citation, origin=name)
+
+
+@dataclass
+class _OnDemand:
+    """A model argument to evaluate (or find evaluated) on demand."""
+
+    spec: str
+    encoder: Any
+    label: str | None
+
+
+def _unknown(spec: str, evaluate: bool) -> BenchboxError:
+    if not evaluate:
+        return BenchboxError(f"{spec} does not exist: pass run folders written by `benchbox eval` or `benchbox train`"
+                             " (or paper:merkx2019/<model>)")
+    return BenchboxError(f"{spec} does not exist: give a run folder, a trained-model folder, an encoder name "
+                         "(`benchbox list encoders`), module:attribute or paper:merkx2019/<model>")
+
+
+def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Callable[[str], None]) -> list[Source | _OnDemand]:
+    """What one argument names, opened or loaded now: sources, or one encoder to evaluate."""
+    if published.is_paper(spec):
+        return [paper_source(spec, label)]
+    path = Path(spec)
+    if (path / MANIFEST).is_file():
+        run = open_run(path)
+        if not evaluate or run.kind == "eval":
+            return [run_source(run, label, naming=naming)]
+    elif path.is_dir() and (children := _children(path)):
+        if label is not None:
+            raise BenchboxError(f"{spec}: a label names one run, and {path} is a folder of {len(children)} runs; "
+                                "label its runs one by one (LABEL=FOLDER/RUN)")
+        runs = [open_run(child) for child in children]
+        if evaluate:
+            for run in runs:
+                if run.kind != "eval":
+                    log(f"skipping {run.path}: a {run.kind} run, not an evaluation (name it on its own to evaluate it)")
+            runs = [run for run in runs if run.kind == "eval"]
+        return [run_source(run, naming=naming) for run in runs]
+    elif path.is_dir() and not evaluate:
+        raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
+    if not evaluate:
+        raise _unknown(spec, evaluate)
+    from benchbox.encoder_loading import load_encoder
+
+    try:
+        encoder = load_encoder(spec)
+    except BenchboxError as exc:
+        if not path.exists() and (any(sep in spec for sep in ("/", os.sep)) or spec.startswith(".")):
+            raise _unknown(spec, evaluate) from exc
+        if path.exists():
+            raise
+        raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
+    return [_OnDemand(spec, encoder, label or model_folder_label(spec))]
+
+
+def resolve_sources(
+    specs: list[str | os.PathLike],
+    tasks: list[str] | None = None,
+    *,
+    evaluate: bool = True,
+    labels: list[str | None] | None = None,
+    naming: str = "fingerprint",
+    data_dir: str | os.PathLike | None = None,
+    runs_dir: str | os.PathLike = "runs",
+    options: Any = None,
+    cache: bool = True,
+    rerun: bool = False,
+    log: Callable[[str], None] = lambda message: None,
+) -> list[Source]:
+    """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
+    spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
+    sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
+    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. A run
+    named twice is one source; repeated labels get ``/<run folder>`` (``naming="fingerprint"``) or
+    `` (<run-id>)`` (``naming="name"``) appended."""
+    if naming not in NAMINGS:
+        raise ValueError(f"naming must be one of {NAMINGS}")
+    found: list[Source | _OnDemand] = []
+    for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
+        label, target = split_label(spec)
+        found += _model(target, given or label, evaluate, naming, log)
+    found = _once(found)
+    for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
+        if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
+            raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
+                                f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
+    if any(isinstance(s, _OnDemand) for s in found):
+        found = _evaluate(found, tasks, data_dir=data_dir, runs_dir=runs_dir, options=options, cache=cache,
+                          rerun=rerun, log=log)
+    return _unique_labels(found, naming)
+
+
+def _once(found: list[Source | _OnDemand]) -> list[Source | _OnDemand]:
+    """Each run folder once, at its first place."""
+    first: dict[Path, Source] = {}
+    for s in found:
+        if isinstance(s, Source) and s.path is not None:
+            first.setdefault(s.path.resolve(), s)
+    return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
+
+
+def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_dir, runs_dir, options, cache,
+              rerun, log) -> list[Source]:
+    """Each on-demand encoder as a run: reused (:func:`benchbox.reuse.find_reusable_run`) or evaluated now."""
+    from benchbox.data import DataRoot
+    from benchbox.evaluation import run_tasks
+    from benchbox.outdir import check_writable
+    from benchbox.reuse import find_reusable_run
+    from benchbox.task import TaskOptions, resolve_tasks
+
+    pending = [s for s in found if isinstance(s, _OnDemand)]
+    names = tasks or sorted({t for s in found if isinstance(s, Source) for t in s.metrics["task"]})
+    if not names:
+        raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
+    options = options or TaskOptions()
+    data = DataRoot(data_dir)
+    for task in resolve_tasks(names):  # missing data fails before any evaluation
+        data.require(task.required_files(options))
+    reused = {id(s): None if rerun else find_reusable_run(runs_dir, name=s.encoder.name,
+                                                          fingerprint=s.encoder.fingerprint(), tasks=names,
+                                                          options=options, data=data) for s in pending}
+    if any(run is None for run in reused.values()):
+        check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
+    out: list[Source] = []
+    for s in found:
+        if isinstance(s, Source):
+            out.append(s)
+            continue
+        run = reused[id(s)]
+        if run is not None:
+            log(f"reusing run {run.path} for {s.spec}")
+        else:
+            path = run_tasks(s.encoder, names, data_dir=data_dir, options=options, cache=cache, log=log,
+                             label=s.label).save(runs_dir)
+            log(f"run written to {path}")
+            run = Run.open(path)
+        out.append(run_source(run, s.label or default_label(run), spec=origin(s.spec)))
+    return out
+
+
+def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
+    counts = Counter(s.label for s in sources)
+    for s in sources:
+        if counts[s.label] > 1:
+            suffix = (s.path.name if s.path else str(id(s))) if naming == "fingerprint" else s.run.run_id if s.run else ""
+            s.label = f"{s.label}/{suffix}" if naming == "fingerprint" else f"{s.label} ({suffix})"
+    return sources
