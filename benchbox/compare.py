@@ -68,7 +68,7 @@ from scipy.stats import rankdata
 
 from benchbox import meta, stats
 from benchbox.errors import BenchboxError
-from benchbox.sources import Source, origin, resolve_sources
+from benchbox.sources import Source, is_run_collection, origin, resolve_sources
 from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
@@ -533,12 +533,14 @@ def compare_sources(
 
 
 def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
-    """``--seeds`` groups as labels: each spec names a source by what named it or by its label."""
+    """``--seeds`` groups as labels: each spec names a source by what named it, its run folder or its label."""
     declared = {}
     for model, specs in seeds.items():
         labels = []
         for spec in specs:
-            match = [s for s in resolved if origin(spec) == s.origin or spec == s.label]
+            named = origin(spec)
+            match = [s for s in resolved
+                     if named in (s.origin, str(s.path.resolve()) if s.path else None) or spec == s.label]
             if not match:
                 raise BenchboxError(f"--seeds {model}: {spec} is not among the compared models")
             labels.append(match[0].label)
@@ -572,7 +574,7 @@ def compare(
     ``labels``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
     keywords). Settings are checked before anything is evaluated."""
     _check_settings(test, correction, family, pooling)
-    if len(sources) < 2:
+    if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,

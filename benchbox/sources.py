@@ -100,6 +100,12 @@ def run_folders(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
     return list(dict.fromkeys(folders))
 
 
+def is_run_collection(spec: str | os.PathLike) -> bool:
+    """Whether ``spec`` names a folder of runs (a folder without a manifest of its own)."""
+    path = Path(split_label(spec)[1])
+    return path.is_dir() and not (path / MANIFEST).is_file()
+
+
 def _children(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if not p.name.startswith(".") and (p / MANIFEST).is_file())
 

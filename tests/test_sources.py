@@ -1,0 +1,67 @@
+"""One resolver for compare, report and the API (benchbox.sources): ``module:attribute`` encoders and folders of
+runs reach compare, a run named twice is one source, and compare_sources reads nothing but its sources. On the
+embedded STS-B (stsb-cosine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbox.compare import compare, compare_sources
+from benchbox.errors import BenchboxError
+from benchbox.sources import resolve_sources
+from benchbox.task import TaskOptions
+
+BOOT = 50
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    """Two encoders on stsb-cosine, one of them named by ``module:attribute`` (not registered)."""
+    root = tmp_path_factory.mktemp("sources")
+    runs, empty = root / "runs", root / "empty"
+    empty.mkdir()
+    logged: list[str] = []
+    sources = resolve_sources(["glove-bow", "tests.helpers:LetterCounts"], ["stsb-cosine"], data_dir=empty,
+                              runs_dir=runs, options=TaskOptions(bootstrap=BOOT), log=logged.append)
+    return runs, empty, sources, logged
+
+
+def test_module_attribute_is_evaluated_on_demand_and_saved(evaluated):
+    runs, _, sources, logged = evaluated
+    assert [s.name for s in sources] == ["glove-bow", "letter-counts"]
+    assert all(s.run is not None and s.run.kind == "eval" and s.path.parent == runs for s in sources)
+    assert sources[1].origin == "tests.helpers:LetterCounts"
+    assert sum(line.startswith("run written to") for line in logged) == 2
+
+
+def test_a_folder_of_runs_is_every_evaluation_in_it_and_a_run_named_twice_is_one(evaluated, tmp_path):
+    runs, empty, sources, _ = evaluated
+    again = resolve_sources([str(runs), str(sources[0].path)], data_dir=empty, runs_dir=runs)
+    assert sorted(s.path for s in again) == sorted(s.path for s in sources)
+    result = compare([str(runs)], ["stsb-cosine"], data_dir=empty, runs_dir=runs, n_boot=BOOT)
+    assert result.models == [s.label for s in sorted(sources, key=lambda s: s.path.name)]
+    assert set(result.table["metric"]) >= {"pearson", "spearman"}
+
+
+def test_compare_sources_equals_compare_on_the_same_runs(evaluated):
+    runs, empty, sources, _ = evaluated
+    by_paths = compare([str(s.path) for s in sources], ["stsb-cosine"], data_dir=empty, runs_dir=runs, n_boot=BOOT)
+    pure = compare_sources(sources, ["stsb-cosine"], n_boot=BOOT)
+    assert pure.table.equals(by_paths.table)
+    pearson = pure.table[pure.table["metric"] == "pearson"].iloc[0]
+    assert pearson["test"] == "williams" and 0 <= pearson["p"] <= 1
+    assert pearson["value_a"] == pytest.approx(sources[0].value("stsb-cosine", "test", "pearson")["value"])
+
+
+def test_seeds_name_sources_by_what_named_them_or_by_label(evaluated):
+    _, _, sources, _ = evaluated
+    with pytest.raises(BenchboxError, match="--seeds m: nowhere is not among the compared models"):
+        compare_sources(sources, ["stsb-cosine"], n_boot=BOOT, seeds={"m": ["nowhere"]})
+    result = compare_sources(sources, ["stsb-cosine"], n_boot=BOOT,
+                             seeds={"m": [str(sources[0].path), sources[1].label]})
+    assert result.claim_seeds is not None
+
+
+def test_report_mode_refuses_an_encoder_name(evaluated):
+    with pytest.raises(BenchboxError, match="glove-bow does not exist: pass run folders"):
+        resolve_sources(["glove-bow"], evaluate=False)
