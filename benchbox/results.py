@@ -45,10 +45,11 @@ from benchbox.errors import BenchboxError
 from benchbox.labels import stored_label
 from benchbox.sources import run_folders
 from benchbox.store import METRIC_COLUMNS, Run
+from benchbox.task import metric_unit
 
 #: the columns of :func:`load_runs` before the ``option.*`` columns
 RUN_COLUMNS = ["run_id", "path", "label", "encoder", "fingerprint", "task", "task_version", "subset", "metric",
-               "value", "ci_low", "ci_high", "n", "created", "benchbox_version"]
+               "value", "ci_low", "ci_high", "n", "unit", "created", "benchbox_version"]
 OPTION_PREFIX = "option."
 #: the columns of :func:`list_runs`
 RUNS_LIST_COLUMNS = ["run_id", "kind", "label", "encoder", "fingerprint", "tasks", "created", "path"]
@@ -69,11 +70,16 @@ def _run_rows(run: Run) -> pd.DataFrame:
     }, index=metrics.index)
     frame = pd.concat([frame, metrics], axis=1)
     frame["task_version"] = [_task_version(tasks.get(t)) for t in frame["task"]]
+    frame["unit"] = [metric_unit(t, m, _recorded_metadata(tasks.get(t))) for t, m in zip(frame["task"], frame["metric"])]
     frame["created"] = manifest.get("created")
     frame["benchbox_version"] = (manifest.get("packages") or {}).get("benchbox")
     for name, value in options.items():
         frame[OPTION_PREFIX + name] = [value] * len(frame)
     return frame
+
+
+def _recorded_metadata(entry: Any) -> dict[str, Any] | None:
+    return entry.get("metadata") if isinstance(entry, dict) and isinstance(entry.get("metadata"), dict) else None
 
 
 def _task_version(entry: Any) -> Any:

@@ -402,6 +402,17 @@ def task_class(name: str) -> type[Task] | None:
     return type(target) if isinstance(target, Task) else None
 
 
+def metric_unit(task: str, metric: str, recorded: dict[str, Any] | None = None) -> str:
+    """The unit (one of :data:`UNITS`) ``metric`` of ``task`` is recorded in: as the installed task declares it,
+    else as a run recorded the task's metadata (``recorded``: :meth:`Task.recorded_metadata`), else ``value``."""
+    installed = task_class(task)
+    specs = [m.plain() for m in installed.metrics] if installed is not None else (recorded or {}).get("metrics")
+    for spec in specs if isinstance(specs, list) else []:
+        if isinstance(spec, dict) and spec.get("name") == metric and spec.get("unit") in UNITS:
+            return str(spec["unit"])
+    return "value"
+
+
 @dataclass(frozen=True)
 class TaskGroup:
     """A named list of task names (e.g. ``sts`` = STS12–16), expanded by :func:`resolve_tasks`."""

@@ -65,3 +65,16 @@ def test_seeds_name_sources_by_what_named_them_or_by_label(evaluated):
 def test_report_mode_refuses_an_encoder_name(evaluated):
     with pytest.raises(BenchboxError, match="glove-bow does not exist: pass run folders"):
         resolve_sources(["glove-bow"], evaluate=False)
+
+
+def test_every_record_names_its_unit_as_the_task_declares_it(evaluated):
+    from benchbox import load_runs
+    from benchbox.task import metric_unit
+
+    runs, _, _, _ = evaluated
+    table = load_runs(runs)
+    units = dict(zip(table["metric"], table["unit"]))
+    assert units["pearson"] == units["spearman"] == "r"
+    assert metric_unit("mr", "accuracy") == "%" and metric_unit("retrieval", "medr") == "rank"
+    recorded = {"metrics": [{"name": "auc", "unit": "value"}, {"name": "hit", "unit": "%"}]}
+    assert metric_unit("not-installed", "hit", recorded) == "%" and metric_unit("not-installed", "x") == "value"

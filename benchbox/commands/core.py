@@ -21,7 +21,7 @@ from benchbox.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
-from benchbox.task import TaskGroup, TaskOptions, resolve_tasks
+from benchbox.task import TaskGroup, TaskOptions, metric_unit, resolve_tasks
 
 
 class Kind(str, Enum):
@@ -194,10 +194,10 @@ def eval_command(
 
 def records_json(name: str, evaluation: Evaluation) -> dict[str, object]:
     """``eval --json``: the metric records (the rows of the run's metrics.csv) with the model they belong to
-    and the protocol options (docs/schema.md, "Records JSON")."""
+    and the protocol options, each record with the unit its task declares (docs/schema.md, "Records JSON")."""
     return {"schema_version": SCHEMA_VERSION, "label": name, "encoder": evaluation.encoder["name"],
             "fingerprint": evaluation.encoder["fingerprint"], "options": evaluation.options,
-            "records": [r.to_dict() for r in evaluation.records]}
+            "records": [{**r.to_dict(), "unit": metric_unit(r.task, r.metric)} for r in evaluation.records]}
 
 
 def register(app: typer.Typer) -> None:
