@@ -1,7 +1,7 @@
 """Claim-level comparison: "model A vs model B on these rows", one test of the claim instead of a vote count.
 
 A *model* is a run, an encoder, a published comparator, or the runs of one configuration that differ only in
-their seeds (:func:`benchbox.compare.seed_groups`). For every two models and every kind of summary row
+their seeds (:func:`benchbox.sources.seed_groups`). For every two models and every kind of summary row
 (correlation rows: Pearson per subset; classification rows: accuracy; retrieval rows: R@10 per direction) with
 at least two rows on at least two item sets, a claim gets:
 
@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 
 from benchbox import meta, seeds, stats
+from benchbox.sources import seed_groups
 
 if TYPE_CHECKING:
-    from benchbox.compare import Source
+    from benchbox.sources import Source
 
 ALPHA = 0.05
 #: kind of summary row → (metric, name of the common scale)
@@ -53,8 +54,6 @@ def _common_scale(kind: str, value: float) -> float:
 def _models(sources: list[Source], declared: dict[str, list[str]]) -> dict[str, list[str]]:
     """Model name → labels of its runs (declared seed groups, then recognised ones, then every other source on
     its own)."""
-    from benchbox.compare import seed_groups
-
     models = dict(declared)
     taken = {label for labels in declared.values() for label in labels}
     models.update({name: [m.label for m in members] for name, members in seed_groups(sources).items()

@@ -53,7 +53,6 @@ resampling intervals of the single runs.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 import sys
@@ -67,8 +66,9 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from benchbox import meta, stats
+from benchbox.claims import ALPHA, claims, headline
 from benchbox.errors import BenchboxError
-from benchbox.sources import Source, is_run_collection, origin, resolve_sources
+from benchbox.sources import Source, is_run_collection, origin, resolve_sources, seed_groups
 from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
@@ -77,7 +77,6 @@ COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
-ALPHA = 0.05
 FAMILIES = ("all", "pair")
 #: the per-item columns each test reads
 TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
@@ -333,21 +332,6 @@ def _verdicts(table: pd.DataFrame, correction: str, lower: pd.Series) -> pd.Seri
     return pd.Series(np.where(p < ALPHA, verdict, VERDICTS[2]), index=table.index)
 
 
-def seed_groups(sources: list[Source]) -> dict[str, list[Source]]:
-    """The runs of each configuration (same encoder, configuration and evaluation options but for seeds) that
-    has at least two distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
-    groups: dict[str, list[Source]] = {}
-    for s in sources:
-        if s.config_key is not None:
-            groups.setdefault(s.config_key, []).append(s)
-    named: dict[str, list[Source]] = {}
-    for key, members in groups.items():
-        if len({m.fingerprint for m in members}) >= 2:
-            name = f"{json.loads(key)['name']} ({len(members)} seeds)"
-            named[name if name not in named else f"{name} #{len(named) + 1}"] = members
-    return named
-
-
 def seed_variance(sources: list[Source]) -> pd.DataFrame:
     """Mean ± sd across the runs of each configuration that has at least two distinct fingerprints."""
     frames = []
@@ -382,8 +366,6 @@ class Comparison:
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.claims.headline`)."""
-        from benchbox.claims import headline
-
         return [] if self.claims is None else [headline(row) for _, row in self.claims.iterrows()]
 
     def pairs(self) -> list[tuple[str, str]]:
@@ -497,8 +479,6 @@ def compare_sources(
     or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources (as given, or their labels) that
     are seeds of it, for runs whose recorded configurations cannot tell (e.g. trained models, whose eval runs
     record the training folder, not the training seed)."""
-    from benchbox.claims import claims
-
     _check_settings(test, correction, family, pooling)
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two different runs, encoders or comparators")

@@ -316,3 +316,18 @@ def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
             suffix = (s.path.name if s.path else str(id(s))) if naming == "fingerprint" else s.run.run_id if s.run else ""
             s.label = f"{s.label}/{suffix}" if naming == "fingerprint" else f"{s.label} ({suffix})"
     return sources
+
+
+def seed_groups(sources: list[Source]) -> dict[str, list[Source]]:
+    """The runs of each configuration (same encoder, configuration and evaluation options but for seeds) that
+    has at least two distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
+    groups: dict[str, list[Source]] = {}
+    for s in sources:
+        if s.config_key is not None:
+            groups.setdefault(s.config_key, []).append(s)
+    named: dict[str, list[Source]] = {}
+    for key, members in groups.items():
+        if len({m.fingerprint for m in members}) >= 2:
+            name = f"{json.loads(key)['name']} ({len(members)} seeds)"
+            named[name if name not in named else f"{name} #{len(named) + 1}"] = members
+    return named
