@@ -16,6 +16,7 @@ from benchbox.options import AT_LEAST_0, in_range
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.task import TaskOptions
 
+
 def _seed_groups(values: list[str]) -> dict[str, list[str]]:
     groups = {}
     for value in values:
@@ -28,7 +29,7 @@ def _seed_groups(values: list[str]) -> dict[str, list[str]]:
 
 
 def compare_command(
-    models: Annotated[list[str], typer.Argument(help="Two or more: run folders, encoder names / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
+    models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
     runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are looked up (reused when they match) and written.")] = Path("runs"),
