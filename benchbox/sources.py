@@ -249,7 +249,13 @@ def resolve_sources(
     found: list[Source | _OnDemand] = []
     for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
         label, target = split_label(spec)
-        found += _model(target, given or label, evaluate, naming, log)
+        named = _model(target, given or label, evaluate, naming, log)
+        if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
+            for s in named:
+                if not set(tasks) & set(s.metrics["task"]):
+                    log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
+            named = [s for s in named if set(tasks) & set(s.metrics["task"])]
+        found += named
     found = _once(found)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
