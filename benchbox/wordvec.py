@@ -223,6 +223,8 @@ def _ends_in_number(word: str) -> bool:
     return True
 
 
+# Hand-written, not gensim's load_word2vec_format: gensim splits a line at every space (GloVe 840B's words with
+# spaces fail), keeps the first of a repeated word with only a log warning, and accepts NaN and infinite values.
 def parse_text_vectors(path: Path) -> tuple[list[str], np.ndarray]:
     """Parse a GloVe (no header) or word2vec (``count dim`` header) text file.
 
