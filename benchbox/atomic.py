@@ -1,11 +1,12 @@
 """Files and folders written whole or not at all: the one writer behind every file benchbox writes.
 
-A file is written to a hidden temporary sibling (``.NAME.<random>.tmp``) and renamed over its target;
-a folder is filled under a hidden temporary name and renamed into place. A rename is atomic on one file
-system (POSIX ``rename(2)``, :func:`os.replace`), so a reader, or a run interrupted at any point, never sees
-half a file, and the temporary is removed when the write fails. Files get the permissions ``open`` gives
-(``0o666`` less the umask). Imports only the standard library (torch only inside :func:`torch_save`), so
-the fast-start modules use it too.
+A file is written to a hidden temporary sibling (``.STEM.<random>.SUFFIX``: the target's suffix is kept, so
+a writer that picks its format by suffix, such as pandas' compression or numpy's ``.npy``, writes there what it
+would write to the target) and renamed over its target; a folder is filled under a hidden temporary name and
+renamed into place. A rename is atomic on one file system (POSIX ``rename(2)``, :func:`os.replace`), so a
+reader, or a run interrupted at any point, never sees half a file, and the temporary is removed when the write
+fails. Files get the permissions ``open`` gives (``0o666`` less the umask). Imports only the standard library
+(torch only inside :func:`torch_save`), so the fast-start modules use it too.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 
 
 def temporary_sibling(target: Path) -> Path:
-    """A hidden, unique name beside ``target`` (two writers of one target never share a temporary)."""
-    return target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    """A hidden, unique name beside ``target`` with its suffix (two writers of one target never share one)."""
+    return target.with_name(f".{target.stem}.{uuid.uuid4().hex}{target.suffix}")
 
 
 @contextmanager

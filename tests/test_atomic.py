@@ -56,6 +56,16 @@ def test_a_folder_appears_whole_or_not_at_all(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["run"] and os.listdir(tmp_path / "run") == ["manifest.json"]
 
 
+def test_a_writer_that_picks_its_format_by_suffix_writes_the_targets_format(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame({"task": ["sts12", "sts13"], "value": [0.5, 0.25]})
+    frame.to_csv(tmp_path / "direct.csv.gz", index=False)
+    with atomic_path(tmp_path / "atomic.csv.gz") as tmp:
+        frame.to_csv(tmp, index=False)
+    assert (tmp_path / "atomic.csv.gz").read_bytes()[:2] == b"\x1f\x8b"  # gzip, as the name asks
+    assert pandas.read_csv(tmp_path / "atomic.csv.gz").equals(pandas.read_csv(tmp_path / "direct.csv.gz"))
+
+
 def test_torch_save_writes_a_weights_only_loadable_file(tmp_path):
     torch = pytest.importorskip("torch")
     torch_save({"w": torch.arange(3.0)}, tmp_path / "model.pt")
