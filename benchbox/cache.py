@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
+from benchbox.atomic import write_bytes
 from benchbox.console import log as console_log
 from benchbox.embedding_checks import check_encoder_output
 
@@ -47,13 +48,6 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
     return buffer.getvalue()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
 
 
 def shard_digest(emb_bytes: bytes, keys_bytes: bytes) -> str:
@@ -184,9 +178,9 @@ class EmbeddingCache:
         shard = uuid.uuid4().hex
         emb_bytes = _npy_bytes(emb)
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
-        _write_atomic(folder / f"{shard}.emb.npy", emb_bytes)
-        _write_atomic(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
-        _write_atomic(folder / f"{shard}.keys.npy", keys_bytes)
+        write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
+        write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
+        write_bytes(folder / f"{shard}.keys.npy", keys_bytes)
         shard_id = len(self._shards[fingerprint])
         self._shards[fingerprint].append(emb)
         index = self._index[fingerprint]

@@ -4,7 +4,8 @@ Resolution order of the root: ``--data-dir`` > ``$BENCHBOX_DATA`` > the user dat
 Its layout is that of ``../shared/data`` (``senteval/downstream/...``, ``sts-raw/...``, ``flickr8k/...``).
 Files missing from the root fall back to the *embedded default* shipped inside the package (STS-B and
 SICK, SentEval-processed, with their licences), so evaluation works on a fresh install.
-``data_manifest.json`` lists every known file with its sha256, grouped by dataset name.
+``data_manifest.json`` lists every known file with its sha256, grouped by dataset name; :data:`DOWNLOADS`
+where the datasets that have an official download are published.
 """
 
 from __future__ import annotations
@@ -23,6 +24,33 @@ from benchbox.errors import BenchboxError
 
 EMBEDDED_ROOT = Path(__file__).parent / "embedded"
 ENV_VAR = "BENCHBOX_DATA"
+
+_STS_WIKI = "http://ixa2.si.ehu.es/stswiki/images"
+_SENTEVAL = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
+#: dataset → its official downloads (URL, archive kind: "zip", "tar.gz" or "file"), at the addresses SentEval's
+#: ``data/downstream/get_transfer_data.bash`` and the original releases use (fetched by :mod:`benchbox.download`)
+DOWNLOADS: dict[str, list[tuple[str, str]]] = {
+    "sts12-raw": [(f"{_STS_WIKI}/4/40/STS2012-en-test.zip", "zip")],
+    "sts13-raw": [(f"{_STS_WIKI}/2/2f/STS2013-en-test.zip", "zip")],
+    "sts14-raw": [(f"{_STS_WIKI}/8/8c/STS2014-en-test.zip", "zip")],
+    "sts15-raw": [(f"{_STS_WIKI}/d/da/STS2015-en-test.zip", "zip")],
+    "sts16-raw": [(f"{_STS_WIKI}/9/98/STS2016-en-test.zip", "zip")],
+    "stsb-raw": [(f"{_STS_WIKI}/4/48/Stsbenchmark.tar.gz", "tar.gz")],
+    "sick-raw": [(f"http://alt.qcri.org/semeval2014/task1/data/uploads/{name}.zip", "zip")
+                 for name in ("sick_train", "sick_trial", "sick_test_annotated")],
+    "mr": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
+    "cr": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
+    "subj": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
+    "mpqa": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
+    "mrpc": [(f"{_SENTEVAL}/msr_paraphrase_{split}.txt", "file") for split in ("train", "test")],
+    "trec": [(f"http://cogcomp.seas.upenn.edu/Data/QA/QC/{name}", "file") for name in ("train_5500.label", "TREC_10.label")],
+    "sst2": [(f"https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-{split}", "file")
+             for split in ("train", "dev", "test")],
+    "flickr8k": [("https://github.com/jbrownlee/Datasets/releases/download/Flickr8k/Flickr8k_text.zip", "zip")],
+}
+
+FETCHABLE = frozenset(DOWNLOADS)
+"""The datasets ``benchbox data fetch`` can download from an official source."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +158,6 @@ def dataset_of(relpath: str) -> str | None:
 def missing_message(root: Path, relpaths: list[str]) -> str:
     datasets = sorted({dataset_of(p) or "?" for p in relpaths})
     shown = ", ".join(relpaths[:3]) + (f" and {len(relpaths) - 3} more" if len(relpaths) > 3 else "")
-    from benchbox.download import FETCHABLE
-
     fetchable = [d for d in datasets if d in FETCHABLE]
     how = (
         f"get it with `benchbox data fetch {' '.join(fetchable)}`"

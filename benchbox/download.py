@@ -1,17 +1,18 @@
 """Downloading datasets from their official sources, verified against the packaged checksums.
 
-Each :class:`Source` names a URL (the addresses SentEval's ``data/downstream/get_transfer_data.bash`` and
-the original releases use), how to unpack it, and which files it provides; every provided file is checked
-against the sha256 of ``data_manifest.json`` before it is moved into the data root, so a changed or
-truncated download never lands. A mirror (``--mirror URL``) replaces everything before the file name.
-The SentEval-processed STS files are made by SentEval's script (Moses tokeniser) and cannot be fetched
-directly: fetch the ``-raw`` datasets, or import SentEval's folder with ``benchbox data import``.
+Each :class:`RemoteFile` names a URL (:data:`benchbox.data.DOWNLOADS`), how to unpack it, and which files it
+provides; every provided file is checked against the sha256 of ``data_manifest.json`` before it is moved into
+the data root, so a changed or truncated download never lands. A mirror (``--mirror URL``) replaces everything
+before the file name. The SentEval-processed STS files are made by SentEval's script (Moses tokeniser) and
+cannot be fetched directly: fetch the ``-raw`` datasets, or import SentEval's folder with ``benchbox data import``.
+
+Hand-written rather than ``pooch``: pooch checks one hash per downloaded file and unpacks archives into place
+unchecked, while the manifest pins each member's sha256 and nothing may land until every member verifies.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import socket
 import tarfile
@@ -23,14 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from benchbox.data import known_files, sha256_file
+from benchbox.atomic import copy_file
+from benchbox.data import DOWNLOADS, FETCHABLE, known_files, sha256_file
 from benchbox.errors import BenchboxError
 
 TIMEOUT_S = 30
 
 
 @dataclass(frozen=True)
-class Source:
+class RemoteFile:
     """One download: ``url`` unpacked as ``archive`` ("zip", "tar.gz" or "file"), providing ``targets``:
     data-root relative path → expected sha256. Archive members are matched to targets by file name."""
 
@@ -40,38 +42,12 @@ class Source:
     targets: dict[str, str]
 
 
-_STS_WIKI = "http://ixa2.si.ehu.es/stswiki/images"
-_SENTEVAL = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
-_URLS: dict[str, list[tuple[str, str]]] = {
-    "sts12-raw": [(f"{_STS_WIKI}/4/40/STS2012-en-test.zip", "zip")],
-    "sts13-raw": [(f"{_STS_WIKI}/2/2f/STS2013-en-test.zip", "zip")],
-    "sts14-raw": [(f"{_STS_WIKI}/8/8c/STS2014-en-test.zip", "zip")],
-    "sts15-raw": [(f"{_STS_WIKI}/d/da/STS2015-en-test.zip", "zip")],
-    "sts16-raw": [(f"{_STS_WIKI}/9/98/STS2016-en-test.zip", "zip")],
-    "stsb-raw": [(f"{_STS_WIKI}/4/48/Stsbenchmark.tar.gz", "tar.gz")],
-    "sick-raw": [(f"http://alt.qcri.org/semeval2014/task1/data/uploads/{name}.zip", "zip")
-                 for name in ("sick_train", "sick_trial", "sick_test_annotated")],
-    "mr": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
-    "cr": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
-    "subj": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
-    "mpqa": [(f"{_SENTEVAL}/datasmall_NB_ACL12.zip", "zip")],
-    "mrpc": [(f"{_SENTEVAL}/msr_paraphrase_{split}.txt", "file") for split in ("train", "test")],
-    "trec": [(f"http://cogcomp.seas.upenn.edu/Data/QA/QC/{name}", "file") for name in ("train_5500.label", "TREC_10.label")],
-    "sst2": [(f"https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-{split}", "file")
-             for split in ("train", "dev", "test")],
-    "flickr8k": [("https://github.com/jbrownlee/Datasets/releases/download/Flickr8k/Flickr8k_text.zip", "zip")],
-}
-
-FETCHABLE = frozenset(_URLS)
-"""The datasets ``benchbox data fetch`` can download from an official source."""
-
-
-def sources(dataset: str) -> list[Source]:
+def remote_files(dataset: str) -> list[RemoteFile]:
     """The downloads that provide ``dataset``; a clear error for datasets with no official download."""
     files = known_files()
     if dataset not in files:
         raise BenchboxError(f"unknown dataset {dataset!r}; known: {', '.join(sorted(files))}")
-    if dataset not in _URLS:
+    if dataset not in DOWNLOADS:
         fetchable = ", ".join(sorted(FETCHABLE))
         raise BenchboxError(
             f"dataset {dataset!r} has no official download benchbox can verify (SentEval-processed STS files "
@@ -80,13 +56,13 @@ def sources(dataset: str) -> list[Source]:
         )
     wanted = {f.path: f.sha256 for f in files[dataset]}
     out = []
-    for url, archive in _URLS[dataset]:
+    for url, archive in DOWNLOADS[dataset]:
         if archive == "file":
             name = PurePosixPath(url).name
             targets = {p: h for p, h in wanted.items() if PurePosixPath(p).name == name}
         else:
             targets = wanted
-        out.append(Source(dataset, url, archive, targets))
+        out.append(RemoteFile(dataset, url, archive, targets))
     return out
 
 
@@ -125,19 +101,19 @@ def _members(archive_path: Path, kind: str) -> dict[str, Callable[[], bytes]]:
     return members
 
 
-def fetch(source: Source, root: Path, *, mirror: str | None = None, log: Callable[[str], None] = print) -> list[Path]:
-    """Download ``source`` into ``root``; every file is verified before it is moved into place. Files
+def fetch(remote: RemoteFile, root: Path, *, mirror: str | None = None, log: Callable[[str], None] = print) -> list[Path]:
+    """Download ``remote`` into ``root``; every file is verified before it is moved into place. Files
     already present with the right checksum are left alone; nothing is written unless all files verify."""
-    todo = {p: h for p, h in source.targets.items() if not ((root / p).is_file() and sha256_file(root / p) == h)}
+    todo = {p: h for p, h in remote.targets.items() if not ((root / p).is_file() and sha256_file(root / p) == h)}
     if not todo:
-        log(f"{source.dataset}: already present and verified")
+        log(f"{remote.dataset}: already present and verified")
         return []
-    url = source.url if not mirror else mirror.rstrip("/") + "/" + PurePosixPath(source.url).name
+    url = remote.url if not mirror else mirror.rstrip("/") + "/" + PurePosixPath(remote.url).name
     with tempfile.TemporaryDirectory(prefix="benchbox-fetch-") as tmp:
         download = Path(tmp) / PurePosixPath(url).name
         log(f"downloading {url}")
         _download(url, download)
-        members = _members(download, source.archive)
+        members = _members(download, remote.archive)
         staged: dict[Path, Path] = {}
         for relpath, expected in todo.items():
             name = PurePosixPath(relpath).name
@@ -155,7 +131,5 @@ def fetch(source: Source, root: Path, *, mirror: str | None = None, log: Callabl
             staged[root / relpath] = stage
         for dest, stage in staged.items():
             dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp_dest = dest.with_name(f".{dest.name}.part")
-            shutil.copyfile(stage, tmp_dest)
-            os.replace(tmp_dest, dest)
+            copy_file(stage, dest)
     return list(staged)

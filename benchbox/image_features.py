@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from benchbox.atomic import atomic_path, write_text
 from benchbox.errors import BenchboxError
 
 SUFFIXES = (".npy", ".npz", ".h5", ".hdf5")
@@ -298,20 +298,6 @@ def read_features(path: str | os.PathLike) -> tuple[list[str], np.ndarray, dict[
         return list(source.ids), matrix, dict(source.metadata)
 
 
-@contextmanager
-def _atomic(target: Path) -> Iterator[Path]:
-    """A temporary path beside ``target``, renamed onto it if the block succeeds, removed otherwise."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def save_features(
     path: str | os.PathLike,
     ids: Sequence[str],
@@ -332,20 +318,19 @@ def save_features(
     if matrix.ndim != 2 or matrix.shape[0] != len(ids):
         raise BenchboxError(f"cannot save features of shape {matrix.shape} with {len(ids)} ids")
     meta_json = json.dumps(metadata or {}, sort_keys=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".npy":
-        with _atomic(ids_path(path)) as tmp:
-            tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
-        with _atomic(meta_path(path)) as tmp:
-            tmp.write_text(meta_json, encoding="utf-8")
-        with _atomic(path) as tmp:
+        write_text(ids_path(path), "".join(f"{i}\n" for i in ids))
+        write_text(meta_path(path), meta_json)
+        with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, matrix, allow_pickle=False)
     elif suffix == ".npz":
-        with _atomic(path) as tmp:
+        with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, ids=np.asarray(ids, dtype=str), features=matrix, metadata=np.asarray(meta_json))
     else:
-        with _atomic(path) as tmp:
+        with atomic_path(path) as tmp:
             with h5py.File(tmp, "w") as h5:
                 h5.create_dataset("ids", data=np.asarray(ids, dtype=object), dtype=h5py.string_dtype("utf-8"))
                 h5.create_dataset("features", data=matrix)

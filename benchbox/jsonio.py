@@ -24,10 +24,12 @@ import math
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Annotated, Any, Optional
 
 import typer
+
+from benchbox.atomic import write_text
 
 #: version of the output contract (docs/schema.md): bumped when a field changes meaning or disappears
 SCHEMA_VERSION = 1
@@ -88,21 +90,14 @@ def frame_records(frame: Any) -> list[dict[str, Any]]:
 
 
 def write_json(target: str | os.PathLike, payload: Any, *, sort_keys: bool = False) -> None:
-    """Write ``payload`` as strict JSON to the file ``target`` whole or not at all (a temporary sibling renamed
-    over it), or to standard output when ``target`` is ``-``."""
+    """Write ``payload`` as strict JSON to the file ``target`` whole or not at all
+    (:func:`benchbox.atomic.write_text`), or to standard output when ``target`` is ``-``."""
     text = dumps(payload, sort_keys=sort_keys)
     if os.fspath(target) == STDOUT:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    path = Path(target)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text(target, text)
 
 
 def to_stdout(target: str | os.PathLike | None) -> bool:

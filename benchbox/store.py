@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchbox.atomic import atomic_folder
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import dumps
@@ -55,9 +55,8 @@ def write_run(
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     run_id = new_run_id(label)
-    tmp = runs_dir / f".tmp-{run_id}"
-    try:
-        tmp.mkdir()
+    final = runs_dir / run_id
+    with atomic_folder(final, runs_dir / f".tmp-{run_id}") as tmp:
         full = {**manifest_header(run_id, parts=parts), **manifest}
         tables = {"metrics.csv": metrics.reindex(columns=METRIC_COLUMNS)}
         tables.update({f"items/{task}.csv": frame for task, frame in items.items()})
@@ -67,11 +66,6 @@ def write_run(
             frame.to_csv(tmp / name, index=False)
         full["files"] = {name: {"sha256": sha256_file(tmp / name), "rows": len(frame)} for name, frame in tables.items()}
         (tmp / MANIFEST).write_text(dumps(full, sort_keys=True), encoding="utf-8")
-        final = runs_dir / run_id
-        os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return final
 
 

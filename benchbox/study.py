@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchbox.atomic import write_json
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import write_json
 from benchbox.store import MANIFEST
 
 DONE = "done.json"
@@ -170,7 +170,7 @@ def run_cell(cell: Cell, study: Study) -> dict[str, Any]:
     if len(runs) != 1:
         raise RuntimeError(f"expected one evaluation run in {folder / 'runs'}, found {len(runs)}")
     record = {"cell": cell.name, "run": str(runs[0])}
-    write_json(folder / DONE, record)
+    write_json(folder / DONE, record, sort_keys=True)
     return record
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
+from benchbox.atomic import atomic_folder
 from benchbox.console import log
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
@@ -168,7 +169,7 @@ def _converted_text(path: Path) -> WordVectors:
     if problem is not None:
         if folder.exists():
             log(f"rebuilding the converted word vectors of {path}: {problem}")
-        _convert(path, folder, key)
+        _convert(path, folder)
         problem = _conversion_problem(folder)
         if problem is not None:
             raise BenchboxError(f"the converted word vectors of {path} in {folder} fail their check: {problem}")
@@ -178,23 +179,21 @@ def _converted_text(path: Path) -> WordVectors:
     )
 
 
-def _convert(path: Path, folder: Path, key: str) -> None:
+def _convert(path: Path, folder: Path) -> None:
     """Parse ``path`` and write ``vectors.npy``, ``words.txt`` and their sha256 (``checksum.json``) to
     ``folder``, replacing a bad conversion there."""
     words, vectors = parse_text_vectors(path)
-    tmp = folder.with_name(f".{key}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    np.save(tmp / "vectors.npy", vectors)
-    (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    checksum = {name: sha256_file(tmp / name) for name in CONVERTED_FILES}
-    (tmp / CHECKSUM_FILE).write_text(dumps(checksum), encoding="utf-8")
-    if folder.exists():
-        shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
     try:
-        os.rename(tmp, folder)
-    except OSError:  # another process converted it first
-        shutil.rmtree(tmp, ignore_errors=True)
+        with atomic_folder(folder) as tmp:
+            np.save(tmp / "vectors.npy", vectors)
+            (tmp / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+            checksum = {name: sha256_file(tmp / name) for name in CONVERTED_FILES}
+            (tmp / CHECKSUM_FILE).write_text(dumps(checksum), encoding="utf-8")
+    except OSError:
+        if not folder.is_dir():  # else another process converted it first
+            raise
 
 
 def _conversion_problem(folder: Path) -> str | None:
@@ -224,6 +223,8 @@ def _ends_in_number(word: str) -> bool:
     return True
 
 
+# Hand-written, not gensim's load_word2vec_format: gensim splits a line at every space (GloVe 840B's words with
+# spaces fail), keeps the first of a repeated word with only a log warning, and accepts NaN and infinite values.
 def parse_text_vectors(path: Path) -> tuple[list[str], np.ndarray]:
     """Parse a GloVe (no header) or word2vec (``count dim`` header) text file.
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from benchbox.cli import app
 from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, resolve_root
-from benchbox.download import Source, fetch, sources
+from benchbox.download import RemoteFile, fetch, remote_files
 from benchbox.errors import BenchboxError
 
 runner = CliRunner()
@@ -72,7 +72,7 @@ def test_fetch_verifies_and_installs(tmp_path, http_root):
     www, base = http_root
     _zip(www / "pack.zip", {"inner/a.txt": b"alpha", "inner/b.txt": b"beta"})
     targets = {"d/a.txt": hashlib.sha256(b"alpha").hexdigest(), "d/b.txt": hashlib.sha256(b"beta").hexdigest()}
-    source = Source("demo", f"{base}/pack.zip", "zip", targets)
+    source = RemoteFile("demo", f"{base}/pack.zip", "zip", targets)
     written = fetch(source, tmp_path / "root", log=lambda m: None)
     assert sorted(p.name for p in written) == ["a.txt", "b.txt"]
     assert (tmp_path / "root/d/a.txt").read_bytes() == b"alpha"
@@ -84,29 +84,29 @@ def test_fetch_rejects_a_changed_file_and_writes_nothing(tmp_path, http_root):
     _zip(www / "pack.zip", {"a.txt": b"alpha", "b.txt": b"tampered"})
     targets = {"d/a.txt": hashlib.sha256(b"alpha").hexdigest(), "d/b.txt": hashlib.sha256(b"beta").hexdigest()}
     with pytest.raises(BenchboxError, match="differs from the release.*nothing was written"):
-        fetch(Source("demo", f"{base}/pack.zip", "zip", targets), tmp_path / "root", log=lambda m: None)
+        fetch(RemoteFile("demo", f"{base}/pack.zip", "zip", targets), tmp_path / "root", log=lambda m: None)
     assert not (tmp_path / "root").exists()
 
 
 def test_fetch_reports_http_errors_and_offline(tmp_path, http_root):
     _, base = http_root
     with pytest.raises(BenchboxError, match="HTTP 404"):
-        fetch(Source("demo", f"{base}/missing.zip", "zip", {"x": "0"}), tmp_path, log=lambda m: None)
+        fetch(RemoteFile("demo", f"{base}/missing.zip", "zip", {"x": "0"}), tmp_path, log=lambda m: None)
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     with pytest.raises(BenchboxError, match="looks offline"):
-        fetch(Source("demo", f"http://127.0.0.1:{port}/x.zip", "zip", {"x": "0"}), tmp_path, log=lambda m: None)
+        fetch(RemoteFile("demo", f"http://127.0.0.1:{port}/x.zip", "zip", {"x": "0"}), tmp_path, log=lambda m: None)
 
 
 def test_official_sources_cover_their_dataset_files():
     for name in ("flickr8k", "stsb-raw", "mr", "sst2", "trec", "mrpc"):
-        provided = {p for s in sources(name) for p in s.targets}
+        provided = {p for s in remote_files(name) for p in s.targets}
         assert provided == {f.path for f in known_files()[name]}
     with pytest.raises(BenchboxError, match="benchbox data import"):
-        sources("sts12")
+        remote_files("sts12")
     with pytest.raises(BenchboxError, match="unknown dataset"):
-        sources("nope")
+        remote_files("nope")
 
 
 @pytest.mark.realdata

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox import download
+from benchbox.atomic import copy_file
 from benchbox.console import log, out
 from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
 from benchbox.errors import BenchboxError
@@ -123,9 +122,7 @@ def _import_known_files(source: Path, root: Path, force: bool) -> tuple[int, int
                     conflicts.append(str(dest))
                     continue
             dest.parent.mkdir(parents=True, exist_ok=True)
-            part = dest.with_name(f".{dest.name}.part")
-            shutil.copyfile(src, part)
-            os.replace(part, dest)
+            copy_file(src, dest)
             copied += 1
     return copied, same, mismatched, conflicts
 
@@ -140,8 +137,8 @@ def fetch(
     root = DataRoot(data_dir).root
     with output_lock(root, "--data-dir"):
         for name in names:
-            for src in download.sources(name):
-                written = download.fetch(src, root, mirror=mirror, log=log)
+            for remote in download.remote_files(name):
+                written = download.fetch(remote, root, mirror=mirror, log=log)
                 out.print(f"{name}: {len(written)} files written to {root}")
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from benchbox.atomic import atomic_path
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import SCHEMA_VERSION, frame_records, json_option, to_stdout, write_json
@@ -52,9 +53,12 @@ def _load(loader: Any, paths: list[Path] | None, skip_bad: bool) -> Any:
 
 
 def _write_csv(frame: Any, csv: str) -> None:
-    frame.to_csv(sys.stdout if to_stdout(csv) else csv, index=False)
-    if not to_stdout(csv):
-        log(f"table written to {csv}")
+    if to_stdout(csv):
+        frame.to_csv(sys.stdout, index=False)
+        return
+    with atomic_path(csv) as tmp:
+        frame.to_csv(tmp, index=False)
+    log(f"table written to {csv}")
 
 
 def runs_command(runs: RunsDir = None, skip_bad: SkipBad = False, csv: CsvPath = None,

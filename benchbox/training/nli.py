@@ -27,12 +27,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.atomic import torch_save, write_json
+from benchbox.atomic import torch_save, write_text
 from benchbox.console import log
 from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import write_json
 from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
 from benchbox.provenance import manifest_header
@@ -219,7 +220,7 @@ class NLITrainer:
                          "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
                                    "test": len(self.test.labels) if self.test else 0}},
         }
-        write_json(self.out / MANIFEST, manifest)
+        write_json(self.out / MANIFEST, manifest, sort_keys=True)
         train, dev = self._prepare(self.train), self._prepare(self.dev)
         optimizer = torch.optim.SGD(self.net.parameters(), lr=cfg.lr)
         best = -1.0
@@ -231,7 +232,7 @@ class NLITrainer:
             if self.stop.check():  # the interrupted epoch is dropped; the best model so far stays in the folder
                 self.stopped_by_signal = self.stop.signum
                 manifest.update(status="interrupted", history=self.history)
-                write_json(self.out / MANIFEST, manifest)
+                write_json(self.out / MANIFEST, manifest, sort_keys=True)
                 return self.out
             dev_acc = self.accuracy(dev)
             self.history.append({"epoch": epoch, "lr": lr, "loss": loss, "train_acc": train_acc, "dev_acc": dev_acc})
@@ -244,7 +245,7 @@ class NLITrainer:
                 if optimizer.param_groups[0]["lr"] < cfg.min_lr:
                     break
             manifest["history"] = self.history
-            write_json(self.out / MANIFEST, manifest)
+            write_json(self.out / MANIFEST, manifest, sort_keys=True)
         self._finish(manifest)
         return self.out
 
@@ -269,7 +270,7 @@ class NLITrainer:
         lines = ["epoch,lr,loss,train_acc,dev_acc"] + [
             f"{h['epoch']},{h['lr']:.8g},{h['loss']:.6f},{h['train_acc']:.4f},{h['dev_acc']:.4f}" for h in self.history
         ]
-        (self.out / "history.csv").write_text("\n".join(lines) + "\n")
-        write_json(self.out / MANIFEST, manifest)
+        write_text(self.out / "history.csv", "\n".join(lines) + "\n")
+        write_json(self.out / MANIFEST, manifest, sort_keys=True)
 
 

@@ -42,13 +42,13 @@ import torch
 import torch.distributed as dist
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from benchbox.atomic import write_json
 from benchbox.console import err, log
 from benchbox.data import DataRoot
 from benchbox.encoders.char_rnn import encoder_for
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, save_snapshot
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import write_json
 from benchbox.outdir import output_lock
 from benchbox.provenance import manifest_header
 from benchbox.store import MANIFEST, new_run_id
@@ -293,7 +293,7 @@ class Trainer:
 
     def _save_manifest(self) -> None:
         if self.dist.is_main:
-            write_json(self.out / MANIFEST, self.manifest)
+            write_json(self.out / MANIFEST, self.manifest, sort_keys=True)
 
     def _save_checkpoint(self) -> None:
         if self.dist.is_main:
