@@ -192,4 +192,4 @@ def test_infersent_training_stops_at_a_non_finite_update(nli_folder, tmp_path):
                        lr=float("inf"), padding="masked", device="cpu")
     with pytest.raises(BenchboxError, match=r"training stopped at step 1: the update made the weights NaN or infinite "
                                             r"\(its loss was [0-9.]+\); lower --lr"):
-        NLITrainer(config, tmp_path / "run").run()
+        NLITrainer.from_config(config, tmp_path / "run").run()
