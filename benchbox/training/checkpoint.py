@@ -25,11 +25,13 @@ from benchbox.console import log
 from benchbox.encoders.char_rnn_net import read_checkpoint_file
 from benchbox.errors import BenchboxError
 from benchbox.store import MANIFEST
+from benchbox.training.run_manifest import HISTORY_FILE
+from benchbox.training.snapshots import SEMANTIC_FILE, SNAPSHOTS
 
 CHECKPOINT_FORMAT = "benchbox.char-rnn.train-state/1"
 CHECKPOINT_FILE = "checkpoint.pt"
 #: what an unfinished start leaves in the run folder (no checkpoint yet); removed when it is restarted
-UNFINISHED_START_FILES = (MANIFEST, "snapshots", "history.csv", "semantic.csv")
+UNFINISHED_START_FILES = (MANIFEST, SNAPSHOTS, HISTORY_FILE, SEMANTIC_FILE)
 
 
 @dataclass

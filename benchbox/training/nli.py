@@ -38,7 +38,7 @@ from benchbox.outdir import check_writable, output_lock
 from benchbox.store import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
 from benchbox.training.nli_data import NLISplit, read_split
-from benchbox.training.run_manifest import RunManifest
+from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.stop import StopRequest
 from benchbox.wordvec import WordVectors, load_word_vectors
 
@@ -249,5 +249,5 @@ class NLITrainer:
         lines = ["epoch,lr,loss,train_acc,dev_acc"] + [
             f"{h['epoch']},{h['lr']:.8g},{h['loss']:.6f},{h['train_acc']:.4f},{h['dev_acc']:.4f}" for h in self.history
         ]
-        (self.out / "history.csv").write_text("\n".join(lines) + "\n")
+        (self.out / HISTORY_FILE).write_text("\n".join(lines) + "\n")
         self.manifest.complete(history=self.history)

@@ -14,6 +14,9 @@ from benchbox.atomic import write_json
 from benchbox.provenance import manifest_header, now
 from benchbox.store import MANIFEST
 
+#: the per-epoch history beside the manifest (CSV, one row per finished epoch)
+HISTORY_FILE = "history.csv"
+
 
 class RunManifest:
     """The manifest's fields (``fields``, in file order) and their writes to ``<folder>/manifest.json``."""

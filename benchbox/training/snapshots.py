@@ -5,7 +5,8 @@ At the end of every learning-rate cycle the model is saved as ``snapshots/epoch-
 retrieval (:mod:`.selection`) and, with ``--eval-semantic``, on semantic tasks (the paper's Figure 4; one row
 per task score in ``semantic.csv``); its record goes into the manifest's ``"snapshots"``. A snapshot that
 cannot be scored (NaN or constant embeddings) stops training, so it is never selected. At the end the
-``"ensemble"`` is the two snapshots with the best dev score (the later one on a tie).
+``"ensemble"`` is the two snapshots with the best dev score (the later one on a tie;
+:func:`benchbox.encoders.char_rnn.best_snapshots`, which also picks the members of a run still training).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from benchbox.training.selection import dev_scores
 
 SNAPSHOTS = "snapshots"
 SEMANTIC_FILE = "semantic.csv"
-#: snapshots in the ensemble
-ENSEMBLE_SIZE = 2
 
 
 def snapshot_file(epoch: int) -> str:
@@ -79,9 +78,3 @@ def semantic_scores(encoder: Any, path: Path, epoch: int, tasks: tuple[str, ...]
 def with_snapshot(snapshots: list[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
     """The snapshot records with ``record`` in place of any earlier one of its epoch (a resumed cycle)."""
     return [s for s in snapshots if s["epoch"] != record["epoch"]] + [record]
-
-
-def ensemble(snapshots: list[dict[str, Any]]) -> list[str]:
-    """The files of the :data:`ENSEMBLE_SIZE` snapshots with the best dev score (the later one on a tie)."""
-    best = sorted(snapshots, key=lambda s: (-s["score"], -s["epoch"]))[:ENSEMBLE_SIZE]
-    return [s["file"] for s in best]

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from benchbox.console import log
+from benchbox.encoders.char_rnn import best_snapshots
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
@@ -46,9 +47,9 @@ from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from benchbox.training.footprint import require_training_memory
 from benchbox.training.losses import needs_nonnegative_embeddings, needs_visual_vectors, weighted_terms
 from benchbox.training.progress import TrainingProgress
-from benchbox.training.run_manifest import RunManifest
+from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.schedule import cyclic_cosine_lr
-from benchbox.training.snapshots import SNAPSHOTS, ensemble, take_snapshot, with_snapshot
+from benchbox.training.snapshots import SNAPSHOTS, take_snapshot, with_snapshot
 from benchbox.training.stop import StopRequest
 
 #: called after every step with the global step; returning True stops training (checkpoint written)
@@ -273,7 +274,7 @@ class Trainer:
         if self.dist.is_main and self.position.history:
             import pandas as pd
 
-            pd.DataFrame(self.position.history).to_csv(self.out / "history.csv", index=False)
+            pd.DataFrame(self.position.history).to_csv(self.out / HISTORY_FILE, index=False)
 
     def _snapshot(self, epoch: int) -> None:
         """End of a cycle: save the model, score it on dev (and semantic tasks), record it."""
@@ -287,7 +288,7 @@ class Trainer:
     # ---------------------------------------------------------------- endings
     def _finish(self) -> None:
         if self.dist.is_main:
-            self.manifest.complete(ensemble=ensemble(self.manifest.fields["snapshots"]))
+            self.manifest.complete(ensemble=best_snapshots(self.manifest.fields["snapshots"]))
 
     def _stop_by_request(self) -> None:
         """Stopped by a signal or the step hook: checkpoint, history and manifest say where to resume."""
