@@ -74,7 +74,7 @@ class Trainer:
         self.dist = dist
         #: whether training continues from a checkpoint (``position``)
         self.resumed = position is not None
-        self.position = position or Position()
+        self.position = position if position is not None else Position()
         #: global step of the last checkpoint written (None: none yet in this process)
         self.checkpoint_step: int | None = self.position.global_step if self.resumed else None
         self._output = lock or ExitStack()  # the lock on the run folder, held until run() returns
