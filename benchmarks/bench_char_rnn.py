@@ -32,7 +32,8 @@ from benchbox.encoders.char_vocab import CharVocab
 from benchbox.training.batching import epoch_plan, padding_waste
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import load_split
-from benchbox.training.trainer import TrainModule, compute_loss
+from benchbox.training.distributed import TrainModule
+from benchbox.training.losses import weighted_terms
 
 EPOCH_CAPTIONS = 30_000
 
@@ -69,7 +70,7 @@ def bench_training(train, n: int, steps: int, warmup: int = 2) -> tuple[float, f
         visual = torch.from_numpy(train.visual[batch.images])
         t = time.perf_counter()
         c, v, _ = model(chars, lengths, visual, None, None)
-        loss = compute_loss(config, c, v, None, None)
+        loss = sum(weighted_terms(config, c, v, None, None).values())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -71,7 +71,7 @@ class CharRNNEncoder(ImageTextEncoder):
                 raise BenchboxError(f"{path} is not a training run (kind {manifest.get('kind')!r})")
             if isinstance(snapshots, str):
                 snapshots = [s for s in snapshots.split(",") if s]
-            names = snapshots or manifest.get("ensemble") or _best_available(manifest)
+            names = snapshots or manifest.get("ensemble") or best_snapshots(manifest.get("snapshots") or [])
             if not names:
                 raise BenchboxError(
                     f"training run {path} has no snapshot yet (one is written at the end of every learning-rate "
@@ -151,10 +151,16 @@ def _combine(parts: list[torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.normalize(torch.stack(parts).mean(dim=0), p=2, dim=1)
 
 
-def _best_available(manifest: dict[str, Any]) -> list[str]:
-    """For a run still training: its two best snapshots so far by dev score."""
-    snaps = sorted(manifest.get("snapshots") or [], key=lambda s: (-s["score"], -s["epoch"]))
-    return [s["file"] for s in snaps[:2]]
+#: snapshots in the ensemble (Merkx & Frank 2019: the two best)
+ENSEMBLE_SIZE = 2
+
+
+def best_snapshots(snapshots: list[dict[str, Any]]) -> list[str]:
+    """The files of the :data:`ENSEMBLE_SIZE` snapshot records (a run manifest's ``"snapshots"``) with the best
+    dev ``score``, the later epoch first on a tie: a finished run's ``"ensemble"``, and the members of a run
+    still training."""
+    best = sorted(snapshots, key=lambda s: (-s["score"], -s["epoch"]))[:ENSEMBLE_SIZE]
+    return [s["file"] for s in best]
 
 
 class CharGRU(CharRNNEncoder):

@@ -35,15 +35,15 @@ def _weights(run: Path, snapshot: str) -> dict[str, torch.Tensor]:
 
 def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
     config = TrainConfig(**TINY)
-    full = Trainer(config, tmp_path / "full").run()
+    full = Trainer.from_config(config, tmp_path / "full").run()
     steps = int(json.loads((full / "manifest.json").read_text())["steps_per_epoch"])
     assert steps == 10  # 64 images, batch 32: 2 per pass, 5 passes
 
     # a clean stop (as on SIGINT) in the middle of epoch 1, then --resume
-    stopped = Trainer(config, tmp_path / "stopped", step_hook=lambda step: step == 7).run()
+    stopped = Trainer.from_config(config, tmp_path / "stopped", step_hook=lambda step: step == 7).run()
     manifest = json.loads((stopped / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and manifest["stopped_at_step"] == 7  # the report says where it stopped
-    Trainer(config, stopped, resume=True).run()
+    Trainer.from_config(config, stopped, resume=True).run()
     assert "stopped_at_step" not in json.loads((stopped / "manifest.json").read_text())
 
     # a crash after step 14 (last checkpoint at step 12, in epoch 2): resume replays steps 13-14
@@ -53,8 +53,8 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
         return False
 
     with pytest.raises(RuntimeError):
-        Trainer(config, tmp_path / "crashed", step_hook=crash).run()
-    Trainer(config, tmp_path / "crashed", resume=True).run()
+        Trainer.from_config(config, tmp_path / "crashed", step_hook=crash).run()
+    Trainer.from_config(config, tmp_path / "crashed", resume=True).run()
 
     for run in (stopped, tmp_path / "crashed"):
         for snap in ("epoch-001.pt", "epoch-002.pt"):
@@ -71,12 +71,12 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
 
 def test_resume_refuses_other_options_and_missing_runs(tmp_path):
     with pytest.raises(BenchboxError, match="nothing to resume"):
-        Trainer(TrainConfig(**TINY), tmp_path / "none", resume=True)
-    run = Trainer(TrainConfig(**{**TINY, "epochs": 1}), tmp_path / "one").run()
+        Trainer.from_config(TrainConfig(**TINY), tmp_path / "none", resume=True)
+    run = Trainer.from_config(TrainConfig(**{**TINY, "epochs": 1}), tmp_path / "one").run()
     with pytest.raises(BenchboxError, match="hidden"):
-        Trainer(TrainConfig(**{**TINY, "epochs": 1, "hidden": 8}), run, resume=True)
+        Trainer.from_config(TrainConfig(**{**TINY, "epochs": 1, "hidden": 8}), run, resume=True)
     with pytest.raises(BenchboxError, match="already holds a run"):
-        Trainer(TrainConfig(**{**TINY, "epochs": 1}), run)
+        Trainer.from_config(TrainConfig(**{**TINY, "epochs": 1}), run)
 
 
 def test_torchrun_two_processes_match_one(tmp_path):
@@ -88,7 +88,7 @@ def test_torchrun_two_processes_match_one(tmp_path):
     proc = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node", "2", "-m", "benchbox", *args,
                            "--out", str(tmp_path / "ddp")], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    single = Trainer(TrainConfig(**{**TINY, "epochs": 1}), tmp_path / "single").run()
+    single = Trainer.from_config(TrainConfig(**{**TINY, "epochs": 1}), tmp_path / "single").run()
     a, b = _weights(single, "epoch-001.pt"), _weights(tmp_path / "ddp", "epoch-001.pt")
     for key in a:
         # b_v of the attention gets a gradient that is exactly zero in exact arithmetic (the softmax over time
@@ -139,7 +139,7 @@ def test_training_on_real_captions_beats_chance_by_far(tmp_path):
     config = TrainConfig(encoder="char-gru", dataset="flickr8k", visual="features",
                          features=str(tmp_path / "features.npz"), hidden=32, epochs=6, cycle_epochs=6,
                          max_captions=1600, threads=1, checkpoint_every=0)
-    run = Trainer(config, tmp_path / "run").run()
+    run = Trainer.from_config(config, tmp_path / "run").run()
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["steps_per_epoch"] * 6 == 300
     dev = manifest["snapshots"][-1]["dev"]

@@ -10,7 +10,7 @@ from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.training import losses
 from benchbox.training.config import LOSS_PRESETS, TrainConfig, parse_loss
-from benchbox.training.objectives import weighted_terms
+from benchbox.training.losses import weighted_terms
 
 BASE = dict(encoder="char-gru", dataset="flickr8k")
 
@@ -96,7 +96,7 @@ def test_weighted_run_logs_terms_that_sum_to_the_total(tmp_path):
     from benchbox.training.trainer import Trainer
 
     config = TrainConfig(**TINY, visual="random", loss="cluster=1,perceptual=0.1,hinge-sum=1")
-    history = pd.read_csv(Trainer(config, tmp_path / "run").run() / "history.csv")
+    history = pd.read_csv(Trainer.from_config(config, tmp_path / "run").run() / "history.csv")
     terms = ["loss_cluster", "loss_perceptual", "loss_hinge-sum"]
     assert set(terms) <= set(history.columns) and len(history) == 2
     # the total is summed in float32 on the device, the logged means in float64: equal to float32 precision
@@ -119,7 +119,7 @@ def test_cluster_objective_raises_intra_minus_inter_over_the_untrained_model(tmp
 
     captions = load_flickr8k(ROOT, "dev").captions[: 5 * 200]
     config = TrainConfig(**{**TINY, "max_captions": 1000}, visual="cluster", loss="bordes-c")
-    trainer = Trainer(config, tmp_path / "run")
+    trainer = Trainer.from_config(config, tmp_path / "run")
     untrained = encoder_for([copy.deepcopy(trainer.net).eval()])
     trained = load_encoder(trainer.run())
 

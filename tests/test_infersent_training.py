@@ -11,7 +11,8 @@ import torch
 from benchbox import load_encoder
 from benchbox.encoders.infersent_net import STATE_KEYS
 from benchbox.errors import BenchboxError
-from benchbox.training.nli import NLIConfig, NLITrainer, read_split
+from benchbox.training.nli import NLIConfig, NLITrainer
+from benchbox.training.nli_data import read_split
 
 CUES = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
 FILLER = ["a", "man", "dog", "runs", "sits", "in", "the", "park", "."]
@@ -60,7 +61,7 @@ def test_learns_writes_an_official_state_dict_and_loads_back(nli_folder, tmp_pat
     folder, vectors = nli_folder
     config = NLIConfig(nli=str(folder), word_vectors=str(vectors), hidden=8, fc_dim=16, epochs=4, batch_size=16, lr=0.3,
                        padding="masked", device="cpu")
-    trainer = NLITrainer(config, tmp_path / "run")
+    trainer = NLITrainer.from_config(config, tmp_path / "run")
     run = trainer.run()
     losses = [h["loss"] for h in trainer.history]
     assert losses[-1] < losses[0] - 0.3, losses
@@ -84,7 +85,7 @@ def test_learning_rate_schedule_of_train_nli(nli_folder, tmp_path, monkeypatch):
     folder, vectors = nli_folder
     config = NLIConfig(nli=str(folder), word_vectors=str(vectors), hidden=4, fc_dim=4, epochs=20, lr=0.1,
                        min_lr=1e-3, device="cpu")
-    trainer = NLITrainer(config, tmp_path / "run")
+    trainer = NLITrainer.from_config(config, tmp_path / "run")
     dev_scores = iter([40.0, 50.0, 45.0, 50.0, 60.0, 55.0, 70.0, 71.0])
     monkeypatch.setattr(trainer, "_epoch", lambda data, optimizer: (1.0, 50.0))
     monkeypatch.setattr(trainer, "accuracy", lambda data: next(dev_scores))
@@ -100,9 +101,9 @@ def test_refuses_an_existing_run_and_bad_padding(nli_folder, tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text("{}")
     with pytest.raises(BenchboxError, match="already holds a run"):
-        NLITrainer(NLIConfig(nli=str(folder), word_vectors=str(vectors), hidden=4), tmp_path / "run")
+        NLITrainer.from_config(NLIConfig(nli=str(folder), word_vectors=str(vectors), hidden=4), tmp_path / "run")
     with pytest.raises(BenchboxError, match="--padding"):
-        NLITrainer(NLIConfig(nli=str(folder), word_vectors=str(vectors), padding="zero"), tmp_path / "other")
+        NLITrainer.from_config(NLIConfig(nli=str(folder), word_vectors=str(vectors), padding="zero"), tmp_path / "other")
 
 
 @pytest.mark.realdata
@@ -112,7 +113,7 @@ def test_smoke_training_on_snli_dev_slice(data_root, tmp_path):
     config = NLIConfig(nli=str(data_root.root / "senteval/downstream/SNLI"), hidden=64, epochs=6,
                        train_split="dev", max_train=3000, dev_split="test", max_dev=1000, test_split=None,
                        device="cpu")
-    trainer = NLITrainer(config, tmp_path / "run")
+    trainer = NLITrainer.from_config(config, tmp_path / "run")
     trainer.run()
     history = trainer.history
     assert history[-1]["loss"] < history[0]["loss"] - 0.008

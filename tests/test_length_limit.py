@@ -9,7 +9,7 @@ from benchbox import load_encoder
 from benchbox.captions import CaptionSplit
 from benchbox.errors import BenchboxError
 from benchbox.limits import DEFAULT_MAX_CHARS
-from benchbox.training.nli import read_split
+from benchbox.training.nli_data import read_split
 from tests.helpers import TableEncoder
 
 

@@ -108,7 +108,7 @@ def test_nan_loss_stops_at_once_and_resume_continues_as_uninterrupted(tmp_path, 
 
     _needs_flickr8k()
     config = TrainConfig(**TINY)
-    full = Trainer(config, tmp_path / "full").run()
+    full = Trainer.from_config(config, tmp_path / "full").run()
     real_terms, calls = trainer_mod.weighted_terms, []
 
     def nan_at_step_8(*args):
@@ -119,11 +119,11 @@ def test_nan_loss_stops_at_once_and_resume_continues_as_uninterrupted(tmp_path, 
     monkeypatch.setattr(trainer_mod, "weighted_terms", nan_at_step_8)
     with pytest.raises(BenchboxError, match=r"training stopped at step 8: the loss hinge-sum is nan \(last finite "
                                             r"value [0-9.]+ at step 7\); the last good checkpoint \(step 7\)"):
-        Trainer(config, tmp_path / "nan").run()
+        Trainer.from_config(config, tmp_path / "nan").run()
     manifest = json.loads((tmp_path / "nan" / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and "step 8" in manifest["error"]
     monkeypatch.setattr(trainer_mod, "weighted_terms", real_terms)
-    resumed = Trainer(config, tmp_path / "nan", resume=True).run()
+    resumed = Trainer.from_config(config, tmp_path / "nan", resume=True).run()
     a, b = _final_weights(full), _final_weights(resumed)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -136,7 +136,7 @@ def test_non_finite_update_keeps_the_last_good_checkpoint(tmp_path):
     from benchbox.training.trainer import Trainer
 
     _needs_flickr8k()
-    trainer = Trainer(TrainConfig(**TINY), tmp_path / "run")
+    trainer = Trainer.from_config(TrainConfig(**TINY), tmp_path / "run")
     step, real_step = [0], trainer.optimizer.step
 
     def blow_up_at_step_8(*args, **kwargs):
@@ -153,7 +153,7 @@ def test_non_finite_update_keeps_the_last_good_checkpoint(tmp_path):
         trainer.run()
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert saved["global_step"] == 6 and all(bool(torch.isfinite(v).all()) for v in saved["model"].values())
-    Trainer(TrainConfig(**TINY), tmp_path / "run", resume=True).run()
+    Trainer.from_config(TrainConfig(**TINY), tmp_path / "run", resume=True).run()
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "complete"
 
 
@@ -165,7 +165,7 @@ def test_snapshot_that_cannot_be_scored_stops_training_and_is_never_selected(tmp
     from benchbox.training.trainer import Trainer
 
     _needs_flickr8k()
-    trainer = Trainer(TrainConfig(**TINY), tmp_path / "run")
+    trainer = Trainer.from_config(TrainConfig(**TINY), tmp_path / "run")
 
     def collapse_at_step_10(step):
         if step == 10:  # the last step of epoch 1, just before its snapshot
@@ -192,4 +192,4 @@ def test_infersent_training_stops_at_a_non_finite_update(nli_folder, tmp_path):
                        lr=float("inf"), padding="masked", device="cpu")
     with pytest.raises(BenchboxError, match=r"training stopped at step 1: the update made the weights NaN or infinite "
                                             r"\(its loss was [0-9.]+\); lower --lr"):
-        NLITrainer(config, tmp_path / "run").run()
+        NLITrainer.from_config(config, tmp_path / "run").run()

@@ -107,7 +107,7 @@ def test_run_killed_before_its_first_checkpoint_restarts_cleanly(tmp_path):
     from benchbox.training.trainer import Trainer
 
     config = TrainConfig(**TINY)
-    fresh = Trainer(config, tmp_path / "fresh").run()
+    fresh = Trainer.from_config(config, tmp_path / "fresh").run()
 
     def killed(step: int) -> bool:
         if step == 2:  # before the first checkpoint (step 3)
@@ -116,11 +116,11 @@ def test_run_killed_before_its_first_checkpoint_restarts_cleanly(tmp_path):
 
     out = tmp_path / "killed"
     with pytest.raises(KeyboardInterrupt):
-        Trainer(TrainConfig(**{**TINY, "seed": 7}), out, step_hook=killed).run()
+        Trainer.from_config(TrainConfig(**{**TINY, "seed": 7}), out, step_hook=killed).run()
     assert (out / "manifest.json").is_file() and not (out / "checkpoint.pt").exists()
     with pytest.raises(BenchboxError, match="stopped before its first checkpoint; run the same command without --resume"):
-        Trainer(config, out, resume=True)
-    Trainer(config, out).run()  # restarted from scratch, with the new options (seed 0)
+        Trainer.from_config(config, out, resume=True)
+    Trainer.from_config(config, out).run()  # restarted from scratch, with the new options (seed 0)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["config"]["seed"] == 0 and "resumed" not in manifest
     a = torch.load(fresh / "snapshots" / "epoch-001.pt", weights_only=True)["state_dict"]

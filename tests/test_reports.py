@@ -379,7 +379,7 @@ def test_report_on_real_training_runs(data_root, runs, tmp_path):
         config = TrainConfig(encoder="char-gru", dataset="flickr8k", visual="random", hidden=hidden, epochs=2,
                              cycle_epochs=1, max_captions=320, threads=1, checkpoint_every=0,
                              eval_semantic=("stsb-cosine",), data_dir=str(data_root.root))
-        trained.append(Trainer(config, tmp_path / f"h{hidden}").run())
+        trained.append(Trainer.from_config(config, tmp_path / f"h{hidden}").run())
     text = write_report([runs["glove"], *trained], tmp_path / "report.md").read_text()
     assert "## Training curves" in text and "## Model selection" in text
     assert sorted(p.name for p in (tmp_path / "report_figures").iterdir()) == [

@@ -50,7 +50,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
             eval_semantic=tuple(t for value in eval_semantic or () for t in value.split(",") if t), data_dir=str(data_dir) if data_dir else None,
             checkpoint_every=checkpoint_every, threads=threads,
         )
-        trainer = Trainer(config, out_dir, resume=resume, label=name)
+        trainer = Trainer.from_config(config, out_dir, resume=resume, label=name)
         run = trainer.run()
         if trainer.dist.is_main:
             out.print(str(run), highlight=False, soft_wrap=True)

@@ -52,7 +52,7 @@ def train_infersent(
         lr_shrink=lr_shrink, min_lr=min_lr, max_norm=max_norm, seed=seed, train_split=train_split,
         dev_split=dev_split, test_split=test_split or None, max_train=max_train, max_dev=max_dev, device=device,
     )
-    trainer = NLITrainer(config, out_dir)
+    trainer = NLITrainer.from_config(config, out_dir)
     run = trainer.run()
     out.print(str(run), highlight=False, soft_wrap=True)
     if trainer.stopped_by_signal is not None:

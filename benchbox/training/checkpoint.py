@@ -4,22 +4,34 @@ It holds everything the next step depends on: model and Adam state, the position
 epoch's plan, global step), the torch RNG state and the loss history. Epoch plans and the learning rate
 are pure functions of (seed, epoch) and the global step, so nothing else is needed for a resumed run to
 continue exactly as an uninterrupted one. Written atomically (temporary file, then rename).
+
+Resuming (:func:`resume_state`): ``--resume`` needs the run's manifest and checkpoint; without ``--resume`` a
+folder holding a checkpointed run is refused, and a run stopped before its first checkpoint is removed
+(:data:`UNFINISHED_START_FILES`) so that it restarts clean.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from benchbox.atomic import torch_save
+from benchbox.console import log
 from benchbox.encoders.char_rnn_net import read_checkpoint_file
 from benchbox.errors import BenchboxError
+from benchbox.store import MANIFEST
+from benchbox.training.run_manifest import HISTORY_FILE
+from benchbox.training.snapshots import SEMANTIC_FILE, SNAPSHOTS
 
 CHECKPOINT_FORMAT = "benchbox.char-rnn.train-state/1"
 CHECKPOINT_FILE = "checkpoint.pt"
+#: what an unfinished start leaves in the run folder (no checkpoint yet); removed when it is restarted
+UNFINISHED_START_FILES = (MANIFEST, SNAPSHOTS, HISTORY_FILE, SEMANTIC_FILE)
 
 
 @dataclass
@@ -89,3 +101,32 @@ def restore(
     return Position(payload["epoch"], payload["step"], payload["global_step"], list(payload.get("history") or []),
                     list(payload.get("epoch_losses") or []),
                     {t: list(v) for t, v in (payload.get("epoch_terms") or {}).items()})
+
+
+def resume_state(out: Path, *, resume: bool, is_main: bool) -> dict[str, Any] | None:
+    """With ``resume``, the checkpoint of the run in ``out``; else None, once ``out`` holds no run to overwrite
+    (a run stopped before its first checkpoint is discarded by the main process)."""
+    checkpoint_path = out / CHECKPOINT_FILE
+    if resume:
+        if (out / MANIFEST).is_file() and not checkpoint_path.is_file():
+            raise BenchboxError(f"{out} has no {CHECKPOINT_FILE}: the run stopped before its first "
+                                "checkpoint; run the same command without --resume to restart it")
+        if not (out / MANIFEST).is_file() or not checkpoint_path.is_file():
+            raise BenchboxError(f"nothing to resume in {out}: it has no {MANIFEST} and {CHECKPOINT_FILE}")
+        return load_checkpoint(checkpoint_path)
+    if (out / MANIFEST).exists() and checkpoint_path.exists():
+        raise BenchboxError(f"{out} already holds a run: pass --resume to continue it, or another --out")
+    if (out / MANIFEST).exists() and is_main:
+        log(f"{out} holds a run stopped before its first checkpoint: restarting it from the beginning")
+        discard_unfinished_start(out)
+    return None
+
+
+def discard_unfinished_start(out: Path) -> None:
+    """Remove the files of a run stopped before its first checkpoint, so that a restart begins clean."""
+    for name in UNFINISHED_START_FILES:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()

@@ -1,7 +1,7 @@
 """The configuration of a char-RNN training run (defaults: docs/protocols.md#char-rnn-encoders), recorded in its manifest.
 
 ``--loss`` is one name, a preset, or a weighted combination of terms (Bordes et al. 2019's
-M(α_T, α_P, α_C); :mod:`benchbox.training.objectives` computes them):
+M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes them):
 
 - one name (as before): ``hinge-sum``, ``hinge-max``, ``order``; ``cluster`` = ``hinge-sum=1,cluster=1`` with a
   visual side and the cluster loss alone with ``--visual cluster``; ``perceptual`` = ``hinge-sum=1,perceptual=1``.

@@ -15,11 +15,16 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
+
+if TYPE_CHECKING:
+    from benchbox.training.config import TrainConfig
 
 VISUAL_MODES = ("features", "cluster", "random")
 RANDOM_ANCHOR_DIM = 2048
@@ -83,3 +88,33 @@ def load_split(
     else:
         vectors = None
     return SplitData(image_ids=image_ids, captions=captions, visual=vectors, source_files=sources)
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What a char-RNN run trains and selects on, with its provenance for the manifest."""
+
+    train: SplitData
+    dev: SplitData
+    #: the data root the splits were read from
+    root: str
+    #: sha256 of ``--features`` (None without a features file)
+    features_sha256: str | None
+
+
+def load_training_data(config: TrainConfig) -> TrainingData:
+    """The train and dev splits of ``config``; fails first on a misspelt ``--eval-semantic`` task or its missing
+    data (not at the first snapshot), and on fewer training images than one batch."""
+    data = DataRoot(config.data_dir)
+    if config.eval_semantic:
+        from benchbox.task import TaskOptions, resolve_tasks
+
+        for task in resolve_tasks(list(config.eval_semantic)):
+            data.require(task.required_files(TaskOptions()))
+    split = dict(visual=config.visual, features=config.features, seed=config.seed)
+    train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
+    dev = load_split(data, config.dataset, "dev", **split)
+    if len(train.image_ids) < config.batch_size:
+        raise BenchboxError(f"{len(train.image_ids)} training images are fewer than one batch")
+    return TrainingData(train, dev, str(data.root),
+                        data.checksum(Path(config.features)) if config.features else None)

@@ -12,11 +12,24 @@ matching row i of the other, and return a scalar summed over the batch (as Merkx
   of a pair serves as the anchor once (the paper sums over all anchors).
 - ``perceptual_loss``: Bordes et al. (2019)'s L_P = −Pearson correlation, over the caption pairs of the batch,
   between the cosine of the two captions and the cosine of their images' visual features.
+
+The dispatch, :func:`weighted_terms`: the training objective of a char-RNN run, the weighted terms of ``--loss``
+on one (global) minibatch. Bordes et al. (2019) train M(α_T, α_P, α_C) = α_T L_T + α_P L_P + α_C L_C; here the
+terms are the losses above (see :mod:`benchbox.training.config` for the ``--loss`` syntax and presets): a
+ranking term toward the visual side (``hinge-sum``, ``hinge-max``, ``order``; the projection baseline P),
+``cluster`` (L_C, on two captions per image) and ``perceptual`` (L_P, against the visual vectors). With
+``--visual cluster`` and a single hinge name, the ranking is against a partner caption of the same image.
+Each term is returned already weighted, so the terms sum to the loss that is minimised and logged.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:
+    from benchbox.training.config import TrainConfig
 
 
 def cosine_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -67,3 +80,42 @@ def perceptual_loss(captions: torch.Tensor, visual: torch.Tensor) -> torch.Tenso
     t = text_sim - text_sim.mean()
     s = visual_sim - visual_sim.mean()
     return -(t * s).sum() / (t.norm() * s.norm()).clamp(min=1e-12)
+
+
+def needs_visual_vectors(config: TrainConfig) -> bool:
+    """Whether the objective reads the raw visual vectors of the batch (the perceptual term does)."""
+    return any(t == "perceptual" for t, _ in config.loss_terms)
+
+
+def needs_nonnegative_embeddings(config: TrainConfig) -> bool:
+    """Whether the embeddings must be non-negative (the order term's partial order, Vendrov et al. 2016)."""
+    return any(t == "order" for t, _ in config.loss_terms)
+
+
+def weighted_terms(
+    config: TrainConfig,
+    captions: torch.Tensor,
+    images: torch.Tensor | None,
+    partners: torch.Tensor | None,
+    visual: torch.Tensor | None,
+) -> dict[str, torch.Tensor]:
+    """{term: weight × term loss} for ``config.loss``, in summation order (the module docstring)."""
+    margin = config.resolved_margin
+    out: dict[str, torch.Tensor] = {}
+    for term, weight in config.loss_terms:
+        if term == "cluster":
+            assert partners is not None
+            value = cluster_loss(captions, partners, config.cluster_margin)
+        elif term == "perceptual":
+            assert visual is not None
+            value = perceptual_loss(captions, visual)
+        else:
+            target = partners if config.visual == "cluster" else images
+            assert target is not None
+            if term == "order":
+                value = hinge_sum(order_similarity(captions, target), margin)
+            else:
+                scores = cosine_similarity(captions, target)
+                value = (hinge_max if term == "hinge-max" else hinge_sum)(scores, margin)
+        out[term] = value if weight == 1.0 else weight * value
+    return out

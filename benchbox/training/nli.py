@@ -10,17 +10,18 @@ by 0.99 at the start of every epoch after the first and divided by 5 whenever de
 on the best so far; training stops when it falls below 1e-5 (or after ``epochs``, 20 by default). The model
 with the best dev accuracy is kept and finally scored on dev and test.
 
-Data: a SentEval-style NLI folder (``s1.<split>``, ``s2.<split>``, ``labels.<split>``: tokenised sentences
-and one label per line), SNLI or MultiNLI. The run folder holds ``encoder.pkl`` (the encoder's state dict
+Data: a SentEval-style NLI folder, SNLI or MultiNLI (:mod:`.nli_data`). The run folder holds ``encoder.pkl`` (the encoder's state dict
 with the official key names, loadable like ``infersent1.pkl``), ``classifier.pt``, ``history.csv`` and a
 ``manifest.json`` (``"kind": "train"``, ``"encoder": {"name": "infersent", "config": ...}``) through which
-``benchbox eval <run folder>`` loads the encoder (:meth:`InferSentEncoder.from_path`).
+``benchbox eval <run folder>`` loads the encoder (:meth:`InferSentEncoder.from_path`). With the char-RNN
+trainer it shares the manifest (:mod:`.run_manifest`), the non-finite guard (:mod:`.finite`) and the stop on
+SIGINT/SIGTERM (:mod:`.stop`; the run is marked ``interrupted``, the best model so far kept). As there,
+:meth:`NLITrainer.from_config` reads the data and builds the model; the constructor only assigns.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,18 @@ from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
-from benchbox.jsonio import write_json
-from benchbox.limits import check_lengths
 from benchbox.outdir import check_writable, output_lock
-from benchbox.provenance import manifest_header
 from benchbox.store import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
+from benchbox.training.nli_data import NLISplit, read_split
+from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.stop import StopRequest
 from benchbox.wordvec import WordVectors, load_word_vectors
 
-LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
+#: the classifier's output beside the encoder's ``encoder.pkl``
+CLASSIFIER_FILE = "classifier.pt"
+#: one split prepared for the network: premise rows, hypothesis rows (word vectors per sentence), labels
+Prepared = tuple[list[np.ndarray], list[np.ndarray], np.ndarray]
 
 
 @dataclass
@@ -72,80 +75,57 @@ class NLIConfig:
     device: str = "auto"
 
 
-@dataclass
-class NLISplit:
-    s1: list[str]
-    s2: list[str]
-    labels: np.ndarray
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return [line.rstrip("\n").rstrip() for line in path.open(encoding="utf-8")]
-    except UnicodeDecodeError as exc:
-        raise BenchboxError(f"{path}: not UTF-8 text ({exc})") from None
-
-
-def read_split(folder: Path, split: str, limit: int | None = None) -> NLISplit:
-    """``s1.<split>``, ``s2.<split>``, ``labels.<split>`` of a SentEval-style NLI folder (first ``limit`` pairs)."""
-    files = [folder / f"{name}.{split}" for name in ("s1", "s2", "labels")]
-    for f in files:
-        if not f.is_file():
-            raise BenchboxError(
-                f"{f} not found: --nli takes a SentEval-style NLI folder with s1.{split}, s2.{split}, labels.{split}"
-            )
-    s1, s2, raw = (_read_lines(f) for f in files)
-    for f, lines in zip(files[1:], (s2, raw)):
-        if len(lines) != len(s1):
-            raise BenchboxError(f"{f}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, {len(raw)} "
-                                "lines; line i of each is pair i")
-    unknown = sorted({label for label in raw if label not in LABELS})
-    if unknown:
-        raise BenchboxError(f"{files[2]}: unknown labels {unknown[:5]} (expected {', '.join(LABELS)})")
-    n = len(s1) if limit is None else min(limit, len(s1))
-    if n == 0:
-        raise BenchboxError(f"{files[0]}: the {split} split holds no sentence pairs")
-    for f, sentences in zip(files, (s1[:n], s2[:n])):
-        check_lengths(sentences, lambda i, f=f: f"{f}:{i + 1}")
-    return NLISplit(s1[:n], s2[:n], np.array([LABELS[label] for label in raw[:n]], dtype=np.int64))
-
-
 class NLITrainer:
     """Runs the protocol above and writes the run folder."""
 
-    def __init__(self, config: NLIConfig, out: Path | None = None, runs_dir: Path = Path("runs")) -> None:
-        if config.padding not in PADDING_MODES:
-            raise BenchboxError(f"--padding must be one of {', '.join(PADDING_MODES)}")
+    def __init__(self, config: NLIConfig, out: Path, *, splits: tuple[NLISplit, NLISplit, NLISplit | None],
+                 vectors: WordVectors, net: NLINet, device: torch.device, rng: np.random.RandomState) -> None:
         self.config = config
-        self.out = Path(out) if out else runs_dir / new_run_id("infersent")
-        if (self.out / MANIFEST).exists():
-            raise BenchboxError(f"{self.out} already holds a run: choose another --out")
-        check_writable(self.out)  # before reading data and vectors, not at the first write
-        folder = Path(config.nli).expanduser()
-        self.train = read_split(folder, config.train_split, config.max_train)
-        self.dev = read_split(folder, config.dev_split, config.max_dev)
-        self.test = read_split(folder, config.test_split) if config.test_split else None
-        vectors = config.word_vectors
-        if vectors and Path(vectors).expanduser().exists():  # absolute, so the run folder loads from anywhere
-            vectors = str(Path(vectors).expanduser().resolve())
-        self.vectors: WordVectors = load_word_vectors(vectors)
-        if config.word_vectors is None:
-            log("word vectors: the packaged GloVe 6B 50-d (the paper used GloVe 840B 300-d: --word-vectors PATH)")
-        self.lowercase = self.vectors.lowercase_vocab
-        self.device = torch.device("cuda" if config.device == "auto" and torch.cuda.is_available() else
-                                   ("cpu" if config.device == "auto" else config.device))
-        torch.manual_seed(config.seed)
-        self.rng = np.random.RandomState(config.seed)
+        self.out = out
+        self.train, self.dev, self.test = splits
+        self.vectors = vectors
+        self.lowercase = vectors.lowercase_vocab
+        self.net = net
+        self.device = device
+        #: the order of the training pairs, shuffled every epoch
+        self.rng = rng
         #: training steps so far, and the non-finite check of every step (:mod:`benchbox.training.finite`)
         self.steps = 0
         self.guard = FiniteGuard()
-        encoder = BiLSTMMax(self.vectors.dim, config.hidden, config.padding)
-        self.net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(self.device)
         self.history: list[dict[str, float]] = []
+        self.manifest = RunManifest(out)
         #: SIGINT/SIGTERM stop training after the current step (:mod:`benchbox.training.stop`)
         self.stop = StopRequest()
         #: the signal that stopped training (None: it ran to the end); the CLI exits 128 + it
         self.stopped_by_signal: int | None = None
+
+    @classmethod
+    def from_config(cls, config: NLIConfig, out: Path | None = None, runs_dir: Path = Path("runs")) -> NLITrainer:
+        """Check the run folder (``runs_dir``/<new id> by default), read the NLI splits and the word vectors,
+        and build the seeded network."""
+        if config.padding not in PADDING_MODES:
+            raise BenchboxError(f"--padding must be one of {', '.join(PADDING_MODES)}")
+        out = Path(out) if out else runs_dir / new_run_id("infersent")
+        if (out / MANIFEST).exists():
+            raise BenchboxError(f"{out} already holds a run: choose another --out")
+        check_writable(out)  # before reading data and vectors, not at the first write
+        folder = Path(config.nli).expanduser()
+        splits = (read_split(folder, config.train_split, config.max_train),
+                  read_split(folder, config.dev_split, config.max_dev),
+                  read_split(folder, config.test_split) if config.test_split else None)
+        vectors = config.word_vectors
+        if vectors and Path(vectors).expanduser().exists():  # absolute, so the run folder loads from anywhere
+            vectors = str(Path(vectors).expanduser().resolve())
+        word_vectors = load_word_vectors(vectors)
+        if config.word_vectors is None:
+            log("word vectors: the packaged GloVe 6B 50-d (the paper used GloVe 840B 300-d: --word-vectors PATH)")
+        device = torch.device("cuda" if config.device == "auto" and torch.cuda.is_available() else
+                              ("cpu" if config.device == "auto" else config.device))
+        torch.manual_seed(config.seed)
+        rng = np.random.RandomState(config.seed)
+        encoder = BiLSTMMax(word_vectors.dim, config.hidden, config.padding)
+        net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(device)
+        return cls(config, out, splits=splits, vectors=word_vectors, net=net, device=device, rng=rng)
 
     def encoder_config(self) -> dict[str, Any]:
         """What :meth:`InferSentEncoder.from_path` needs to rebuild the encoder."""
@@ -169,11 +149,11 @@ class NLITrainer:
         words, lengths = embed_batch(vectors)
         return words.to(self.device), lengths
 
-    def _prepare(self, split: NLISplit) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    def _prepare(self, split: NLISplit) -> Prepared:
         return self._rows(split.s1), self._rows(split.s2), split.labels
 
     @torch.no_grad()
-    def accuracy(self, data: tuple[list[np.ndarray], list[np.ndarray], np.ndarray]) -> float:
+    def accuracy(self, data: Prepared) -> float:
         s1, s2, labels = data
         self.net.eval()
         correct = 0
@@ -183,7 +163,7 @@ class NLITrainer:
             correct += int((logits.argmax(1).cpu().numpy() == labels[i : i + bs]).sum())
         return 100.0 * correct / len(labels)
 
-    def _epoch(self, data: tuple[list[np.ndarray], list[np.ndarray], np.ndarray], optimizer: torch.optim.SGD) -> tuple[float, float]:
+    def _epoch(self, data: Prepared, optimizer: torch.optim.SGD) -> tuple[float, float]:
         s1, s2, labels = data
         self.net.train()
         order = self.rng.permutation(len(labels))
@@ -213,14 +193,7 @@ class NLITrainer:
 
     def _run(self) -> Path:
         cfg = self.config
-        manifest: dict[str, Any] = {
-            **manifest_header(self.out.name), "kind": "train", "status": "running",
-            "encoder": {"name": "infersent", "config": self.encoder_config()},
-            "training": {**asdict(cfg), "protocol": "Conneau et al. 2017 (train_nli.py defaults)",
-                         "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
-                                   "test": len(self.test.labels) if self.test else 0}},
-        }
-        write_json(self.out / MANIFEST, manifest, sort_keys=True)
+        self._start_manifest()
         train, dev = self._prepare(self.train), self._prepare(self.dev)
         optimizer = torch.optim.SGD(self.net.parameters(), lr=cfg.lr)
         best = -1.0
@@ -231,46 +204,50 @@ class NLITrainer:
             loss, train_acc = self._epoch(train, optimizer)
             if self.stop.check():  # the interrupted epoch is dropped; the best model so far stays in the folder
                 self.stopped_by_signal = self.stop.signum
-                manifest.update(status="interrupted", history=self.history)
-                write_json(self.out / MANIFEST, manifest, sort_keys=True)
+                self.manifest.save(status="interrupted", history=self.history)
                 return self.out
             dev_acc = self.accuracy(dev)
             self.history.append({"epoch": epoch, "lr": lr, "loss": loss, "train_acc": train_acc, "dev_acc": dev_acc})
             log(f"epoch {epoch}: lr {lr:.5g}, loss {loss:.4f}, train acc {train_acc:.2f}, dev acc {dev_acc:.2f}")
             if dev_acc > best:
                 best = dev_acc
-                self._save_best(epoch, dev_acc, manifest)
+                self._save_best(epoch, dev_acc)
             else:
                 optimizer.param_groups[0]["lr"] /= cfg.lr_shrink
                 if optimizer.param_groups[0]["lr"] < cfg.min_lr:
                     break
-            manifest["history"] = self.history
-            write_json(self.out / MANIFEST, manifest, sort_keys=True)
-        self._finish(manifest)
+            self.manifest.save(history=self.history)
+        self._finish()
         return self.out
 
-    def _save_best(self, epoch: int, dev_acc: float, manifest: dict[str, Any]) -> None:
+    def _start_manifest(self) -> None:
+        self.manifest.start(
+            kind="train", status="running", encoder={"name": "infersent", "config": self.encoder_config()},
+            training={**asdict(self.config), "protocol": "Conneau et al. 2017 (train_nli.py defaults)",
+                      "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
+                                "test": len(self.test.labels) if self.test else 0}},
+        )
+        self.manifest.save()
+
+    def _save_best(self, epoch: int, dev_acc: float) -> None:
+        """The model of the best dev accuracy so far: the encoder (official key names) and the classifier."""
         encoder_state = {k: v.detach().cpu() for k, v in self.net.encoder.state_dict().items()}
         torch_save(encoder_state, self.out / WEIGHTS_FILE)
         torch_save({k: v.detach().cpu() for k, v in self.net.classifier.state_dict().items()},
-                     self.out / "classifier.pt")
-        manifest["best"] = {"epoch": epoch, "dev_accuracy": dev_acc}
+                   self.out / CLASSIFIER_FILE)
+        self.manifest.fields["best"] = {"epoch": epoch, "dev_accuracy": dev_acc}
 
-    def _finish(self, manifest: dict[str, Any]) -> None:
+    def _finish(self) -> None:
+        """Back to the best model; its test accuracy, ``history.csv`` and the completed manifest."""
         state = torch.load(self.out / WEIGHTS_FILE, map_location=self.device, weights_only=True)
         self.net.encoder.load_state_dict(state)
         self.net.classifier.load_state_dict(
-            torch.load(self.out / "classifier.pt", map_location=self.device, weights_only=True)
+            torch.load(self.out / CLASSIFIER_FILE, map_location=self.device, weights_only=True)
         )
         if self.test is not None:
-            manifest["best"]["test_accuracy"] = self.accuracy(self._prepare(self.test))
-        manifest["history"] = self.history
-        manifest["status"] = "complete"
-        manifest["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            self.manifest.fields["best"]["test_accuracy"] = self.accuracy(self._prepare(self.test))
         lines = ["epoch,lr,loss,train_acc,dev_acc"] + [
             f"{h['epoch']},{h['lr']:.8g},{h['loss']:.6f},{h['train_acc']:.4f},{h['dev_acc']:.4f}" for h in self.history
         ]
-        write_text(self.out / "history.csv", "\n".join(lines) + "\n")
-        write_json(self.out / MANIFEST, manifest, sort_keys=True)
-
-
+        write_text(self.out / HISTORY_FILE, "\n".join(lines) + "\n")
+        self.manifest.complete(history=self.history)

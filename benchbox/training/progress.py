@@ -1,0 +1,54 @@
+"""Progress of a training loop on stderr: a live bar on a terminal (rich holds back other output while a live
+display runs), else a log line every :data:`LOG_EVERY` steps with the step, loss, rate and time left; nothing
+with ``--quiet`` or on a rank other than 0.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from benchbox.console import err, log
+
+#: steps between progress lines when stderr is not a terminal
+LOG_EVERY = 50
+
+
+class TrainingProgress:
+    """``with TrainingProgress(...) as progress:`` then :meth:`update` after every step."""
+
+    def __init__(self, description: str, *, total: int, done: int, batch_size: int, main: bool) -> None:
+        self.total = total
+        self.batch_size = batch_size
+        self.main = main
+        self.live = err.is_terminal and not err.quiet and main
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("loss {task.fields[loss]:.3f} lr {task.fields[lr]:.1e}"), TimeElapsedColumn(),
+                   TimeRemainingColumn())
+        self.bar = Progress(*columns, console=err, transient=False, disable=not self.live)
+        self.description = description
+        self.done = done
+        self._mark = (done, time.perf_counter())
+
+    def __enter__(self) -> TrainingProgress:
+        self.bar.__enter__()
+        self.task = self.bar.add_task(self.description, total=self.total, completed=self.done, loss=float("nan"),
+                                      lr=0.0)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.bar.__exit__(kind, exc, tb)
+
+    def update(self, global_step: int, epoch: int, loss: float, lr: float) -> None:
+        """After a step: the bar, or every :data:`LOG_EVERY` steps a line (``epoch`` counted from 0)."""
+        self.bar.update(self.task, completed=global_step, loss=loss, lr=lr)
+        if not self.live and self.main and global_step % LOG_EVERY == 0:
+            now = time.perf_counter()
+            steps, then = self._mark
+            rate = (global_step - steps) / max(now - then, 1e-9)
+            eta = (self.total - global_step) / max(rate, 1e-9)
+            log(f"step {global_step}/{self.total} epoch {epoch + 1} loss {loss:.3f} "
+                f"lr {lr:.2e} {rate * self.batch_size:.1f} captions/s eta {eta / 60:.1f} min")
+            self._mark = (global_step, now)
