@@ -66,6 +66,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from benchbox import meta, stats
+from benchbox.atomic import atomic_path
 from benchbox.claims import ALPHA, claims, headline
 from benchbox.errors import BenchboxError
 from benchbox.sources import Source, is_run_collection, origin, resolve_sources, seed_groups
@@ -391,9 +392,11 @@ class Comparison:
         if os.fspath(path) == "-":
             self.table.to_csv(sys.stdout, index=False)
             return
-        self.table.to_csv(path, index=False)
+        with atomic_path(path) as tmp:
+            self.table.to_csv(tmp, index=False)
         if self.claims is not None and not self.claims.empty:
-            self.claims.to_csv(claims_csv_path(path), index=False)
+            with atomic_path(claims_csv_path(path)) as tmp:
+                self.claims.to_csv(tmp, index=False)
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Write the comparison as strict JSON (docs/schema.md, "Compare JSON") to ``path``, or to stdout for ``-``."""

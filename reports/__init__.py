@@ -50,6 +50,7 @@ def write_report(
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
+    from benchbox.atomic import write_text
     from benchbox.outdir import output_file_lock
     from benchbox.sources import paper_source, resolve_sources
 
@@ -66,7 +67,7 @@ def write_report(
             comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
         report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":
-            out_path.write_text(html.render(report), encoding="utf-8")
+            write_text(out_path, html.render(report))
             return out_path
         return markdown.write(report, out_path)
 

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from benchbox.atomic import write_text
 from benchbox.reports.document import Figure, Report
 
 #: characters with a meaning in GitHub markdown anywhere in a line
@@ -78,6 +79,6 @@ def write(report: Report, out: Path) -> Path:
     if report.figures:
         folder.mkdir(parents=True, exist_ok=True)
         for figure in report.figures:
-            figure_path(out, figure).write_text(figure.svg, encoding="utf-8")
-    out.write_text(render(report, out), encoding="utf-8")
+            write_text(figure_path(out, figure), figure.svg)
+    write_text(out, render(report, out))
     return out
