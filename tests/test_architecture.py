@@ -41,11 +41,21 @@ def layer(module: str) -> str:
     return "core"
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def imported(tree: ast.AST, package: str, modules: set[str] = frozenset()) -> list[tuple[int, str]]:
     """(line, module) of every benchbox module imported anywhere in ``tree``; ``from benchbox import x``
-    counts as importing ``benchbox.x``, and so does ``from P import x`` where ``P.x`` is one of ``modules``."""
+    counts as importing ``benchbox.x``, and so does ``from P import x`` where ``P.x`` is one of ``modules``.
+    Imports for type checkers only (``if TYPE_CHECKING:``) are not dependencies and do not count."""
     found = []
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                 for stmt in block.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "benchbox"]
         elif isinstance(node, ast.ImportFrom):
@@ -106,6 +116,7 @@ def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
     assert frozenset({layer("benchbox.tasks.sts"), layer("benchbox.encoders.glove_bow")}) in SIBLINGS_APART
     assert layer("benchbox.stats") == "core" and layer("benchbox") == "benchbox"
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
+    assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.compare import Source\n"), "benchbox") == []
 
 
 def test_every_module_of_the_tree_is_seen():
