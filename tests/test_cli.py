@@ -23,7 +23,8 @@ def test_quick_start_job_on_embedded_data(tmp_path):
     records = json.loads(result.output)["records"]
     assert {(r["task"], r["metric"]) for r in records} == {
         ("stsb-cosine", "pearson"), ("stsb-cosine", "spearman"), ("sickr-cosine", "pearson"), ("sickr-cosine", "spearman")}
-    assert set(records[0]) == {"task", "subset", "metric", "value", "ci_low", "ci_high", "n"}
+    assert set(records[0]) == {"task", "subset", "metric", "value", "ci_low", "ci_high", "n", "unit"}
+    assert {r["unit"] for r in records} == {"r"}
     sick = next(r for r in records if r["task"] == "sickr-cosine" and r["metric"] == "pearson")
     assert sick["n"] == 4927 and sick["ci_low"] < sick["value"] < sick["ci_high"]
     assert len(list((tmp_path / "runs").iterdir())) == 1
