@@ -35,6 +35,7 @@ from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, l
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
+from benchbox.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
 from benchbox.task import (
     EvalContext,
@@ -71,12 +72,10 @@ def bootstrap_by_image(
     draws m images per fold with replacement and averages the per-fold metrics, as the point estimate does.
     Returns ``{(direction, metric): (low, high)}`` with ``("all", "rsum")``.
     """
-    rng = np.random.default_rng(seed)
     folds, m = i2t.shape
     draws: dict[tuple[str, str], list[np.ndarray]] = {}
-    for start in range(0, n_boot, BOOTSTRAP_BATCH):
-        size = min(BOOTSTRAP_BATCH, n_boot - start)
-        picks = rng.integers(0, m, size=(size, folds, m))
+    for picks in index_batches(np.random.default_rng(seed), n_boot, folds, m, BOOTSTRAP_BATCH):
+        size = len(picks)
         samples = {
             "i2t": np.take_along_axis(i2t[None], picks, axis=2),
             "t2i": np.take_along_axis(t2i[None], picks[..., None], axis=2).reshape(size, folds, m * PER_IMAGE),
@@ -91,12 +90,7 @@ def bootstrap_by_image(
                 draws.setdefault((direction, metric), []).append(per_fold.mean(axis=1))
             rsum += sum(values[f"r{k}"].mean(axis=1) for k in RECALL_KS)
         draws.setdefault(("all", "rsum"), []).append(rsum)
-    alpha = (1 - level) / 2
-    out = {}
-    for key, parts in draws.items():
-        low, high = np.quantile(np.concatenate(parts), [alpha, 1 - alpha])
-        out[key] = (float(low), float(high))
-    return out
+    return {key: percentile_interval(np.concatenate(parts), level) for key, parts in draws.items()}
 
 
 #: R@K by McNemar on hit@K (R@10 per direction is a summary unit), medr/meanr by Wilcoxon; rsum: not tested

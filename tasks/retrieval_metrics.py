@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from benchbox.captions import PER_IMAGE
 from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 
-PER_IMAGE = 5
 RECALL_KS = (1, 5, 10)
 SIMILARITIES = ("cosine", "dot", "order")
 MEDR_CONVENTIONS = ("vsepp", "median")
