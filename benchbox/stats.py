@@ -359,9 +359,10 @@ def paired_bootstrap(
         raise BenchboxError("paired_bootstrap needs at least 2 items in every stratum")
     require_bootstrap_memory(n_boot, len(a))
     sizes = np.array([len(idx) for idx in groups], dtype=float)
+    counts = stratified_counts(np.random.default_rng(seed), [len(idx) for idx in groups], n_boot)
     draws = np.zeros((n_boot, len(a)))
-    for idx, counts in zip(groups, stratified_counts(np.random.default_rng(seed), [len(idx) for idx in groups], n_boot)):
-        draws[:, idx] = counts
+    for idx, w in zip(groups, counts):
+        draws[:, idx] = w
 
     def value(w: np.ndarray, score: np.ndarray) -> np.ndarray:
         if aggregate == "pooled":
