@@ -1,7 +1,7 @@
 """Caption datasets: Flickr8k and MSCOCO, five captions per image (docs/protocols.md#retrieval, docs/protocols.md#captions).
 
 A :class:`CaptionSplit` holds N image ids and 5N captions, caption k of image i at row 5i + k — the layout
-of VSE++'s evaluation (Faghri et al. 2018) and of :func:`benchbox.tasks.retrieval.retrieval_metrics`.
+of VSE++'s evaluation (Faghri et al. 2018) and of :func:`benchbox.tasks.retrieval_metrics.retrieval_metrics`.
 
 Sources:
 - Flickr8k official files (Hodosh, Young & Hockenmaier 2013) under ``flickr8k/``: ``Flickr8k.token.txt``

@@ -1,14 +1,28 @@
-"""Vectorised bootstrap of correlations (Efron & Tibshirani 1993), without materialising resamples.
+"""The bootstrap's resamples (Efron & Tibshirani 1993), drawn here for every interval and paired test of benchbox,
+and the vectorised correlations of count-weighted resamples.
 
-A bootstrap resample of n items is represented by its count vector w (how often each item was drawn;
-``bootstrap_counts`` draws B of them as a [B, n] matrix from ordinary index resampling). Pearson's r of a
-resample is the w-weighted Pearson correlation; Spearman's ρ is the weighted Pearson correlation of the
-resample's ranks, where an item's rank is its average rank among the drawn copies (ties, including the
-copies of one item, share the mean rank — ``scipy.stats.rankdata(method="average")`` on the expanded
-resample). Both are exact and cost O(B·n) without a sort per resample.
+Hand-written: scipy's ``bootstrap`` draws index resamples only, so it cannot give these exact count-weighted
+correlations in O(B·n) nor the paired, stratified streams the published intervals were computed from.
+
+Two ways of drawing, each its own random stream (the same seed gives the same resamples, bit for bit):
+- counts (:func:`bootstrap_counts`, :func:`stratified_counts`): a resample of n items is its count vector w
+  (how often each item was drawn; B of them as a [B, n] matrix, from ordinary index resampling); strata are
+  drawn one after the other from one generator. Used by the paired bootstrap of :mod:`benchbox.stats`, the
+  STS year intervals and the structure measures.
+- indices (:func:`index_batches`): B resamples of m items within each of several equal-size strata, as index
+  arrays [batch, strata, m] drawn batch by batch; used by the retrieval bootstrap over images, whose median
+  ranks need the drawn values themselves.
+
+Pearson's r of a count resample is the w-weighted Pearson correlation; Spearman's ρ is the weighted Pearson
+correlation of the resample's ranks, where an item's rank is its average rank among the drawn copies (ties,
+including the copies of one item, share the mean rank — ``scipy.stats.rankdata(method="average")`` on the
+expanded resample). Both are exact and cost O(B·n) without a sort per resample. Intervals are percentile
+intervals (:func:`percentile_interval`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -33,6 +47,31 @@ def bootstrap_counts(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarra
     require_bootstrap_memory(n_boot, n)
     draws = rng.integers(0, n, size=(n_boot, n)) + (np.arange(n_boot) * n)[:, None]
     return np.bincount(draws.ravel(), minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+
+
+def stratified_counts(rng: np.random.Generator, sizes: list[int], n_boot: int) -> Iterator[np.ndarray]:
+    """[n_boot, size] draw counts of each stratum in turn, resampled within the stratum, all from ``rng``."""
+    for size in sizes:
+        yield bootstrap_counts(rng, size, n_boot)
+
+
+def index_batches(rng: np.random.Generator, n_boot: int, strata: int, m: int, batch: int) -> Iterator[np.ndarray]:
+    """``n_boot`` resamples of m items (indices 0..m−1, with replacement) within each of ``strata`` strata, as
+    [≤ batch, strata, m] index arrays, one batch after the other."""
+    for start in range(0, n_boot, batch):
+        yield rng.integers(0, m, size=(min(batch, n_boot - start), strata, m))
+
+
+def aggregate_strata(per_stratum: np.ndarray, sizes: np.ndarray, aggregate: str) -> np.ndarray:
+    """[B] aggregate of per-stratum statistics [strata, B]: ``"mean"`` (unweighted) or ``"wmean"`` (by size)."""
+    return per_stratum.mean(axis=0) if aggregate == "mean" else sizes @ per_stratum / sizes.sum()
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``values`` at ``level`` (Efron & Tibshirani 1993, ch. 13)."""
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return float(low), float(high)
 
 
 def weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

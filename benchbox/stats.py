@@ -26,9 +26,18 @@ import pandas as pd
 from scipy import stats as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 from benchbox.errors import BenchboxError
-from benchbox.resampling import bootstrap_counts, require_bootstrap_memory, weighted_pearson, weighted_spearman
+from benchbox.resampling import (
+    aggregate_strata,
+    bootstrap_counts,
+    percentile_interval,
+    require_bootstrap_memory,
+    stratified_counts,
+    weighted_pearson,
+    weighted_spearman,
+)
 
 
 def _z(level: float) -> float:
@@ -53,23 +62,18 @@ def fisher_ci(r, n, level: float = 0.95, *, spearman: bool = False):
 
 
 def wilson_ci(k, n, level: float = 0.95):
-    """Wilson score interval of a proportion k/n (Wilson 1927), as proportions in [0, 1].
+    """Wilson score interval of a proportion k/n (Wilson 1927), as proportions in [0, 1]: statsmodels
+    ``proportion_confint(k, n, method="wilson")``.
 
     ``k`` and ``n`` may be scalars or arrays; returns ``(low, high)`` of the same shape. NaN where n = 0.
-    Equals statsmodels ``proportion_confint(k, n, method="wilson")``.
     """
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    z2 = _z(level) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = k / n
-        centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-        half = np.sqrt(z2) / (1 + z2 / n) * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-        low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-        high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
+    with np.errstate(divide="ignore", invalid="ignore"):  # n = 0: NaN
+        low, high = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return _out(np.asarray(low, dtype=float), np.asarray(high, dtype=float))
+
+
+# Williams, Steiger and Zou are hand-written: no maintained Python package implements them (cocor is R only);
+# each is tested against cocor's documented examples.
 
 
 def _check_r(name: str, r: np.ndarray) -> None:
@@ -301,6 +305,14 @@ def _wald_p(diff: float, se: float) -> float:
     return float(2 * st.norm.sf(abs(diff) / se))
 
 
+def _bootstrap_result(diff: float, boot: np.ndarray, level: float, n_boot: int) -> BootstrapResult:
+    """The observed difference with the percentile interval, standard error, z and p of its resampled values."""
+    low, high = percentile_interval(boot, level)
+    se = float(boot.std(ddof=1))
+    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    return BootstrapResult(diff, low, high, se, z, _wald_p(diff, se), n_boot)
+
+
 def paired_bootstrap(
     gold,
     score_a,
@@ -346,26 +358,21 @@ def paired_bootstrap(
     if not groups or min(len(idx) for idx in groups) < 2:
         raise BenchboxError("paired_bootstrap needs at least 2 items in every stratum")
     require_bootstrap_memory(n_boot, len(a))
-    rng = np.random.default_rng(seed)
+    sizes = np.array([len(idx) for idx in groups], dtype=float)
+    counts = stratified_counts(np.random.default_rng(seed), [len(idx) for idx in groups], n_boot)
     draws = np.zeros((n_boot, len(a)))
-    for idx in groups:
-        draws[:, idx] = bootstrap_counts(rng, len(idx), n_boot)
+    for idx, w in zip(groups, counts):
+        draws[:, idx] = w
 
     def value(w: np.ndarray, score: np.ndarray) -> np.ndarray:
         if aggregate == "pooled":
             return np.nan_to_num(statistic(w, g, score))
         per = np.vstack([np.nan_to_num(statistic(w[:, idx], g[idx], score[idx])) for idx in groups])
-        sizes = np.array([len(idx) for idx in groups], dtype=float)
-        return per.mean(axis=0) if aggregate == "mean" else sizes @ per / sizes.sum()
+        return aggregate_strata(per, sizes, aggregate)
 
     ones = np.ones((1, len(a)))
     diff = float(value(ones, a)[0] - value(ones, b)[0])
-    boot = value(draws, a) - value(draws, b)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boot, [alpha, 1 - alpha])
-    se = float(boot.std(ddof=1))
-    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
-    return BootstrapResult(diff, float(low), float(high), se, z, _wald_p(diff, se), n_boot)
+    return _bootstrap_result(diff, value(draws, a) - value(draws, b), level, n_boot)
 
 
 def paired_bootstrap_rows(
@@ -394,11 +401,7 @@ def paired_bootstrap_rows(
     boot = boot[np.isfinite(boot)]
     if len(boot) < 2:
         raise BenchboxError("paired_bootstrap_rows: the statistic is not finite on the resamples")
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boot, [alpha, 1 - alpha])
-    se = float(boot.std(ddof=1))
-    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
-    return BootstrapResult(diff, float(low), float(high), se, z, _wald_p(diff, se), n_boot)
+    return _bootstrap_result(diff, boot, level, n_boot)
 
 
 def _paired_flags(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -75,7 +75,7 @@ def run_mode(mode: str, images, captions, device: str) -> dict | None:
     import numpy as np
     import torch
 
-    from benchbox.tasks.retrieval import retrieval_metrics
+    from benchbox.tasks.retrieval_metrics import retrieval_metrics
 
     if mode.startswith("ours"):
         return retrieval_metrics(images, captions, folds=5 if mode == "ours-1k" else 1, device=device)

@@ -30,17 +30,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchbox.data import DataRoot  # noqa: E402
 from benchbox.encoders.glove_bow import GloveBowEncoder  # noqa: E402
-from benchbox.tasks import transfer_validation as fast  # noqa: E402
-from benchbox.tasks.pair_data import load_sick, load_stsb  # noqa: E402
-from benchbox.tasks.relatedness_probe import fit_relatedness, pair_features  # noqa: E402
-from benchbox.tasks.transfer_data import (  # noqa: E402
+from benchbox.tasks import transfer as fast  # noqa: E402
+from benchbox.tasks.relatedness import fit_relatedness  # noqa: E402
+from benchbox.tasks.senteval_data import (  # noqa: E402
     load_binary,
     load_mrpc,
+    load_sick,
     load_sst2,
+    load_stsb,
     load_trec,
     token_counts,
 )
-from benchbox.tasks.transfer_data import senteval_order as sort_rows  # noqa: E402
+from benchbox.tasks.senteval_data import senteval_order as sort_rows  # noqa: E402
+from benchbox.tasks.senteval_probe import pair_features  # noqa: E402
 from tests import senteval_reference as ref  # noqa: E402
 
 

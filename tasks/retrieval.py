@@ -1,255 +1,286 @@
-"""Image–caption retrieval metrics: R@1/5/10, median and mean rank in both directions (docs/protocols.md#retrieval).
+"""Image–caption retrieval tasks: Flickr8k and MSCOCO 1k/5k (docs/protocols.md#retrieval; metrics in
+:mod:`benchbox.tasks.retrieval_metrics`, after VSE++ ``evaluation.py``, Faghri et al. 2018).
 
-Definitions are those of VSE++ ``evaluation.py`` (``i2t``/``t2i``; Faghri et al. 2018), which SentEval's
-ImageCaptionRetrieval shares. N images, 5N captions, caption k of image i at row 5i + k:
-- image → text: image i ranks all 5N captions; its rank is the best (smallest) rank of its 5 captions;
-- text → image: caption 5i + k ranks the N images; its rank is that of image i;
-- R@K = 100 · share of queries with 1-based rank ≤ K; mean rank = mean of 1-based ranks; rsum = sum of the
-  six recalls; with ``folds`` > 1 (MSCOCO 1k: five consecutive 1000-image folds) every metric, median rank
-  included, is computed per fold and averaged (VSE++ ``evalrank(fold5=True)``).
-- Median rank, ``medr="vsepp"`` (default): ⌊median of 0-based ranks⌋ + 1 = ⌊median of 1-based ranks⌋, as
-  VSE++ prints it; ``medr="median"``: the plain median of 1-based ranks (x.5 when the two middle ranks differ).
+Tasks (Karpathy & Fei-Fei 2015 splits):
+- ``retrieval``: Flickr8k test, 1000 images (Merkx & Frank 2019 Table 2); ``retrieval-flickr8k-dev``: its dev
+  split, for model selection.
+- ``retrieval-coco-1k``: mean over five consecutive 1000-image folds of the Karpathy 5k test set;
+  ``retrieval-coco-5k``: all 5000 at once; ``retrieval-coco-dev``: five 1k folds of the Karpathy 5k val set
+  (VSE++ validates on the first of them). Folds follow the order of ``coco/karpathy_{test,val}_images.txt``;
+  the captions come from Karpathy's ``dataset_coco.json`` (user-supplied, ``coco/`` in the data root) and must
+  cover exactly the listed images.
 
-Similarity: ``cosine`` (rows L2-normalised, then inner products; VSE++ takes inner products of embeddings its
-model already normalised; a zero vector scores 0 with everything), ``dot`` (inner products as given), or
-``order``, the order-violation score of Vendrov et al. (2016), S(i, c) = −‖max(0, c − i)‖² (captions above
-images in the reversed product order; VSE++'s ``order_sim`` is −‖max(0, c − i)‖, a monotone transform with the
-same ranks). ``order`` has no matrix-product form: it costs N·5N·d element operations (minutes on a CPU for
-MSCOCO 5k).
+The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`) and the task needs the image
+features file (``--features``), read with :func:`benchbox.image_features.load_features` in split order.
 
-Computation: a rank is 1 + the number of candidates scoring strictly higher than the target (the own item's
-score; for image → text the best of the five own captions' scores). The score matrix is computed in blocks of
-image rows ([B, 5N] of at most ``BLOCK_ELEMENTS``; numpy/OpenBLAS on CPU, torch on GPU); each block adds its
-counts to both directions, so no query is looped over and the full matrix never exists (MSCOCO 5k, 2048-d:
-1.3–1.4x the time of the bare 5000 × 25000 product, ~400 MB beyond the inputs; benchmarks/bench_retrieval.py).
-Target scores are computed separately (row-wise) and the own items are excluded from the counts, so a target
-never competes with itself (block and row-wise products may round differently in the last bit).
-Ties: ``ties="optimistic"`` (default) does not count candidates tied with the target — VSE++'s ``argsort``
-leaves tied order to the sort, so on tie-free (continuous random) data the two agree exactly;
-``ties="pessimistic"`` counts them (a constant encoder then ranks last, not first). The number of queries whose
-target ties with a competitor is returned as ``tied``. Under the optimistic rule an encoder whose embeddings
-are all equal would rank every target first (R@1 = 100) and NaN scores would do the same (no comparison with
-NaN is "greater"). NaN/infinite values raise :class:`BenchboxError` here (:func:`validate_embeddings`); an
-encoder whose caption embeddings are all identical is refused before ranking by the retrieval task and by
-snapshot selection (:func:`benchbox.embedding_checks.require_informative`, naming the encoder), so it never
-scores; this function itself keeps the tie rule as stated (tested on constant scores).
+Intervals (95%): recalls get a Wilson interval on the share of queries (``retrieval_ci="wilson"``, default)
+or a bootstrap over images (``"bootstrap"``). The bootstrap resamples images with replacement, each bringing
+its 5 captions (a caption's text → image rank and its siblings' are not independent), within each fold, and
+recomputes the fold-averaged metric from the fixed per-query ranks; percentile interval. Median rank, mean
+rank and rsum always take their interval from that bootstrap (``bootstrap`` = 0: no interval).
+Per-query ranks go into the run's items (columns ``subset, direction, query, rank, image_id``; ``subset`` is the
+fold, ``query`` the image index (i2t) or caption row (t2i) in split order) for paired tests between models.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
-import torch
+import pandas as pd
 
-from benchbox.device import resolve_device
+from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, load_evaluation_split
+from benchbox.embedding_checks import require_informative
+from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
+from benchbox.resampling import index_batches, percentile_interval
+from benchbox.stats import wilson_ci
+from benchbox.task import (
+    EvalContext,
+    MetricRecord,
+    MetricSpec,
+    Task,
+    TaskGroup,
+    TaskOption,
+    TaskOptions,
+    TaskResult,
+    option_values,
+)
+from benchbox.tasks.retrieval_metrics import (
+    DIRECTIONS,
+    MEDR_CONVENTIONS,
+    RECALL_KS,
+    TIE_CONVENTIONS,
+    retrieval_metrics,
+)
 
-PER_IMAGE = 5
-RECALL_KS = (1, 5, 10)
-SIMILARITIES = ("cosine", "dot", "order")
-MEDR_CONVENTIONS = ("vsepp", "median")
-TIE_CONVENTIONS = ("optimistic", "pessimistic")
-DIRECTIONS = ("i2t", "t2i")
-#: score-block size in elements (float32: 64 MiB); the order similarity's [B, c, d] blocks use the same budget
-BLOCK_ELEMENTS = 1 << 24
-#: on CPU, inner products and counting go through numpy (OpenBLAS matmul ~1.6x, comparison + uint8 sums ~5x
-#: faster than torch's on this project's AMD machines; benchmarks/bench_retrieval.py); False: torch everywhere
-NUMPY_ON_CPU = True
-
-
-def _as_matrix(x: Any, name: str) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        tensor = x.detach()
-    else:
-        array = np.asarray(x)
-        if array.dtype.kind not in "fiu":
-            raise BenchboxError(f"{name} must hold numbers, got dtype {array.dtype}")
-        with warnings.catch_warnings():  # read-only arrays (memory maps): the tensor is never written to
-            warnings.simplefilter("ignore", UserWarning)
-            tensor = torch.from_numpy(array)
-    if tensor.ndim != 2:
-        raise BenchboxError(f"{name} must be a 2-d array [rows, dim], got shape {tuple(tensor.shape)}")
-    if tensor.is_complex() or tensor.dtype == torch.bool:
-        raise BenchboxError(f"{name} must hold real numbers, got dtype {tensor.dtype}")
-    if tensor.dtype != torch.float64:
-        tensor = tensor.to(torch.float32)
-    return tensor
+CI_METHODS = ("wilson", "bootstrap")
+RECALLS = tuple(f"r{k}" for k in RECALL_KS)
+METRICS = RECALLS + ("medr", "meanr")
+#: bootstrap resamples drawn at once (memory: batch × 5N int64)
+BOOTSTRAP_BATCH = 50
 
 
-def validate_embeddings(image_emb: Any, caption_emb: Any, folds: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Float tensors [N, d] and [5N, d]; shapes, finiteness and fold sizes checked with clear errors."""
-    images, captions = _as_matrix(image_emb, "image_emb"), _as_matrix(caption_emb, "caption_emb")
-    n = images.shape[0]
-    if n == 0:
-        raise BenchboxError("image_emb is empty: retrieval needs at least one image")
-    if captions.shape[0] != PER_IMAGE * n:
-        raise BenchboxError(
-            f"caption_emb has {captions.shape[0]} rows for {n} images; expected {PER_IMAGE} captions per image "
-            f"({PER_IMAGE * n} rows, caption k of image i at row {PER_IMAGE}i + k)"
-        )
-    if images.shape[1] != captions.shape[1]:
-        raise BenchboxError(
-            f"image and caption embeddings differ in dimension: {images.shape[1]} vs {captions.shape[1]}"
-        )
-    if images.shape[1] == 0:
-        raise BenchboxError("embeddings have dimension 0")
-    for name, tensor in (("image_emb", images), ("caption_emb", captions)):
-        # a NaN or infinity makes the sum non-finite; only then (or on overflow) is the element-wise check needed
-        if not bool(torch.isfinite(tensor.sum())) and not bool(torch.isfinite(tensor).all()):
-            raise BenchboxError(f"{name} contains NaN or infinite values: check the encoder's output")
-    if not isinstance(folds, int) or folds < 1 or n % folds:
-        raise BenchboxError(f"folds must be a positive integer dividing the number of images ({n}), got {folds!r}")
-    if images.dtype != captions.dtype:
-        images, captions = images.to(torch.float64), captions.to(torch.float64)
-    return images, captions
+def bootstrap_by_image(
+    i2t: np.ndarray, t2i: np.ndarray, *, n_boot: int, seed: int, medr: str, level: float = 0.95
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """Percentile intervals of every metric and rsum, resampling images (with their 5 captions) within folds.
 
-
-def _scores(images: torch.Tensor, captions: torch.Tensor, similarity: str, out: torch.Tensor) -> None:
-    """Write the [B, C] scores of a block of images against captions into ``out`` (cosine: inputs normalised)."""
-    if similarity != "order":
-        if NUMPY_ON_CPU and out.device.type == "cpu":
-            np.matmul(images.numpy(), captions.numpy().T, out=out.numpy())
-        else:
-            torch.mm(images, captions.T, out=out)
-        return
-    step = max(1, BLOCK_ELEMENTS // max(1, images.shape[0] * images.shape[1]))
-    for start in range(0, captions.shape[0], step):
-        violation = (captions[None, start : start + step] - images[:, None]).clamp_(min=0)
-        out[:, start : start + step] = -violation.square_().sum(dim=2)
-
-
-def _count_above(
-    block: torch.Tensor, threshold: torch.Tensor, dim: int, strict: bool, mask: torch.Tensor
-) -> torch.Tensor:
-    """How many entries along ``dim`` exceed (``strict``) or reach ``threshold``; ``mask`` is a bool scratch
-    buffer of the block's shape."""
-    if NUMPY_ON_CPU and block.device.type == "cpu":
-        compare = np.greater if strict else np.greater_equal
-        compare(block.numpy(), threshold.numpy(), out=mask.numpy())
-        return torch.from_numpy(mask.numpy().view(np.uint8).sum(axis=dim, dtype=np.int64))
-    compare = torch.gt if strict else torch.ge
-    return compare(block, threshold, out=mask).sum(dim=dim)
-
-
-def _own_scores(images: torch.Tensor, captions: torch.Tensor, similarity: str) -> torch.Tensor:
-    """[5N] score of every caption with its own image (row-wise, in the embeddings' dtype)."""
-    n, d = images.shape
-    out = torch.empty(n, PER_IMAGE, dtype=images.dtype, device=images.device)
-    step = max(1, BLOCK_ELEMENTS // (PER_IMAGE * d))
-    for start in range(0, n, step):
-        ims = images[start : start + step]
-        caps = captions[PER_IMAGE * start : PER_IMAGE * (start + len(ims))].view(-1, PER_IMAGE, d)
-        if similarity == "order":
-            out[start : start + len(ims)] = -(caps - ims[:, None]).clamp_(min=0).square_().sum(dim=2)
-        else:
-            out[start : start + len(ims)] = torch.bmm(caps, ims[:, :, None])[..., 0]
-    return out.view(-1)
-
-
-def query_ranks(
-    images: torch.Tensor, captions: torch.Tensor, *, similarity: str, ties: str, block_rows: int | None = None
-) -> dict[str, tuple[np.ndarray, int]]:
-    """1-based ranks of one retrieval problem: ``{"i2t": (ranks [N], tied), "t2i": (ranks [5N], tied)}``."""
-    n, n_caps = images.shape[0], captions.shape[0]
-    device = images.device
-    own = _own_scores(images, captions, similarity)
-    best_own = own.view(n, PER_IMAGE).amax(dim=1)
-    counts = {
-        d: {rel: torch.zeros(size, dtype=torch.int64, device=device) for rel in ("gt", "ge")}
-        for d, size in (("i2t", n), ("t2i", n_caps))
-    }
-    rows = min(n, block_rows or max(1, BLOCK_ELEMENTS // n_caps))
-    buffer = torch.empty(rows, n_caps, dtype=images.dtype, device=device)
-    scratch = torch.empty(rows, n_caps, dtype=torch.bool, device=device)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        block, mask = buffer[: stop - start], scratch[: stop - start]
-        _scores(images[start:stop], captions, similarity, block)
-        local = torch.arange(stop - start, device=device).repeat_interleave(PER_IMAGE)
-        block[local, torch.arange(PER_IMAGE * start, PER_IMAGE * stop, device=device)] = -math.inf
-        for direction, threshold, dim, index in (
-            ("i2t", best_own[start:stop, None], 1, slice(start, stop)),
-            ("t2i", own[None, :], 0, slice(None)),
-        ):
-            for relation, strict in (("gt", True), ("ge", False)):
-                counts[direction][relation][index] += _count_above(block, threshold, dim, strict, mask).to(device)
-    out = {}
-    for direction, c in counts.items():
-        beaten = c["gt"] if ties == "optimistic" else c["ge"]
-        tied = int((c["ge"] > c["gt"]).sum())
-        out[direction] = ((beaten + 1).cpu().numpy(), tied)
-    return out
-
-
-def median_rank(ranks: np.ndarray, convention: str) -> float:
-    """Median of 1-based ranks: ``vsepp`` ⌊median⌋ (VSE++'s ⌊median of 0-based⌋ + 1) or the plain ``median``."""
-    median = float(np.median(ranks))
-    return float(math.floor(median)) if convention == "vsepp" else median
-
-
-def summarise(ranks: np.ndarray, medr: str) -> dict[str, float]:
-    """R@1/5/10 (percent), medr and meanr of one direction of one fold."""
-    out = {f"r{k}": 100.0 * float(np.mean(ranks <= k)) for k in RECALL_KS}
-    out["medr"] = median_rank(ranks, medr)
-    out["meanr"] = float(np.mean(ranks))
-    return out
-
-
-def retrieval_metrics(
-    image_emb: Any,
-    caption_emb: Any,
-    *,
-    folds: int = 1,
-    similarity: str = "cosine",
-    medr: str = "vsepp",
-    ties: str = "optimistic",
-    device: str | torch.device | None = "auto",
-    block_rows: int | None = None,
-) -> dict[str, Any]:
-    """Retrieval metrics of image embeddings [N, d] against caption embeddings [5N, d] (numpy or torch).
-
-    Returns ``{"i2t": {...}, "t2i": {...}, "rsum": float}``; each direction holds ``r1``, ``r5``, ``r10``
-    (percent), ``medr``, ``meanr`` (means over folds), ``ranks`` (int64 1-based rank of every query, in query
-    order: image i, caption row j), ``fold`` (fold index of every query) and ``tied`` (queries whose target
-    ties with a competitor). ``folds`` splits images (and their captions) into that many consecutive folds;
-    ``device``: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``; ``block_rows``: image rows per score
-    block (default: as many as fit in ``BLOCK_ELEMENTS``).
+    ``i2t``: 1-based ranks [folds, m]; ``t2i``: [folds, m, 5] (caption k of image i at [f, i, k]). Each resample
+    draws m images per fold with replacement and averages the per-fold metrics, as the point estimate does.
+    Returns ``{(direction, metric): (low, high)}`` with ``("all", "rsum")``.
     """
-    if similarity not in SIMILARITIES:
-        raise BenchboxError(f"unknown similarity {similarity!r}: use one of {', '.join(SIMILARITIES)}")
-    if medr not in MEDR_CONVENTIONS:
-        raise BenchboxError(f"unknown median-rank convention {medr!r}: use one of {', '.join(MEDR_CONVENTIONS)}")
-    if ties not in TIE_CONVENTIONS:
-        raise BenchboxError(f"unknown tie convention {ties!r}: use one of {', '.join(TIE_CONVENTIONS)}")
-    images, captions = validate_embeddings(image_emb, caption_emb, folds)
-    target = resolve_device(device)
-    images, captions = images.to(target), captions.to(target)
-    if similarity == "cosine":
-        images = torch.nn.functional.normalize(images, dim=1)
-        captions = torch.nn.functional.normalize(captions, dim=1)
-    size = images.shape[0] // folds
-    per_fold: dict[str, list[np.ndarray]] = {d: [] for d in DIRECTIONS}
-    tied = dict.fromkeys(DIRECTIONS, 0)
-    with torch.no_grad():
-        for f in range(folds):
-            fold_ranks = query_ranks(
-                images[f * size : (f + 1) * size],
-                captions[PER_IMAGE * f * size : PER_IMAGE * (f + 1) * size],
-                similarity=similarity, ties=ties, block_rows=block_rows,
+    folds, m = i2t.shape
+    draws: dict[tuple[str, str], list[np.ndarray]] = {}
+    for picks in index_batches(np.random.default_rng(seed), n_boot, folds, m, BOOTSTRAP_BATCH):
+        size = len(picks)
+        samples = {
+            "i2t": np.take_along_axis(i2t[None], picks, axis=2),
+            "t2i": np.take_along_axis(t2i[None], picks[..., None], axis=2).reshape(size, folds, m * PER_IMAGE),
+        }
+        rsum = np.zeros(size)
+        for direction, ranks in samples.items():
+            values = {f"r{k}": 100.0 * (ranks <= k).mean(axis=2) for k in RECALL_KS}
+            median = np.median(ranks, axis=2)
+            values["medr"] = np.floor(median) if medr == "vsepp" else median
+            values["meanr"] = ranks.mean(axis=2)
+            for metric, per_fold in values.items():
+                draws.setdefault((direction, metric), []).append(per_fold.mean(axis=1))
+            rsum += sum(values[f"r{k}"].mean(axis=1) for k in RECALL_KS)
+        draws.setdefault(("all", "rsum"), []).append(rsum)
+    return {key: percentile_interval(np.concatenate(parts), level) for key, parts in draws.items()}
+
+
+#: R@K by McNemar on hit@K (R@10 per direction is a summary unit), medr/meanr by Wilcoxon; rsum: not tested
+RETRIEVAL_METRICS = (
+    *(MetricSpec(m, "ranks", unit="%", summary=m == "r10", description=f"recall at {m[1:]} in %") for m in RECALLS),
+    MetricSpec("medr", "ranks", higher_is_better=False, unit="rank", description="median rank of the target"),
+    MetricSpec("meanr", "ranks", higher_is_better=False, unit="rank", description="mean rank of the target"),
+    MetricSpec("rsum", None, unit="value", description="sum of the six recalls"),
+)
+FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", legacy="features",
+                      protocol_key="features")
+RETRIEVAL_OPTIONS = (
+    FEATURES,
+    TaskOption("retrieval_ci", str, "wilson", "recall intervals: wilson (share of queries) or bootstrap (images)",
+               choices=CI_METHODS, legacy="retrieval_ci"),
+    TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
+               choices=MEDR_CONVENTIONS, legacy="retrieval_medr", protocol_key="medr"),
+    TaskOption("retrieval_ties", str, "optimistic", "ties with the target: optimistic (as VSE++) or pessimistic",
+               choices=TIE_CONVENTIONS, legacy="retrieval_ties", protocol_key="ties"),
+)
+VSEPP_BIBTEX = """@inproceedings{faghri2018vse,
+  title = {{VSE++}: Improving Visual-Semantic Embeddings with Hard Negatives},
+  author = {Faghri, Fartash and Fleet, David J. and Kiros, Jamie Ryan and Fidler, Sanja},
+  booktitle = {Proceedings of BMVC 2018}, year = {2018}
+}"""
+
+
+def check_options(task: Task, options: TaskOptions) -> dict[str, Any]:
+    """The task's retrieval options, checked (choices; a bootstrap interval needs bootstrap resamples)."""
+    values = option_values(task, options)
+    if values["retrieval_ci"] == "bootstrap" and options.bootstrap <= 0:
+        raise BenchboxError("retrieval_ci 'bootstrap' needs bootstrap resamples: set --bootstrap to a positive number")
+    return values
+
+
+class Retrieval(Task):
+    """Image–caption retrieval on one split of a caption dataset (see the module docstring)."""
+
+    dataset: ClassVar[str]
+    split: ClassVar[str]
+    folds: ClassVar[int] = 1
+    main_score = "rsum"
+    metrics = RETRIEVAL_METRICS
+    item_kind = "query (image or caption): 1-based rank of its target"
+    item_keys = ("subset", "direction", "query")
+    options = RETRIEVAL_OPTIONS
+    group, order = "retrieval", 200
+    citation = VSEPP_BIBTEX
+    reference = "VSE++ evaluation.py (Faghri et al. 2018); Karpathy & Fei-Fei (2015) splits"
+
+    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
+        return evaluation_split_files(self.dataset, self.split)
+
+    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
+        """The split's images and captions, in the order that defines queries, folds and items."""
+        return load_evaluation_split(ctx.data, self.dataset, self.split)
+
+    def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
+        if not isinstance(encoder, ImageTextEncoder):
+            raise BenchboxError(
+                f"{self.name} needs an encoder with an image branch (a trained grounded model, e.g. a "
+                f"`benchbox train char-gru` run); {encoder.name!r} only encodes text"
             )
-            for direction, (ranks, n_tied) in fold_ranks.items():
-                per_fold[direction].append(ranks)
-                tied[direction] += n_tied
-    result: dict[str, Any] = {}
-    for direction in DIRECTIONS:
-        fold_metrics = [summarise(r, medr) for r in per_fold[direction]]
-        entry: dict[str, Any] = {key: float(np.mean([m[key] for m in fold_metrics])) for key in fold_metrics[0]}
-        entry["ranks"] = np.concatenate(per_fold[direction])
-        entry["fold"] = np.repeat(np.arange(folds), [len(r) for r in per_fold[direction]])
-        entry["tied"] = tied[direction]
-        result[direction] = entry
-    result["rsum"] = sum(result[d][f"r{k}"] for d in DIRECTIONS for k in RECALL_KS)
-    return result
+        if not getattr(encoder, "has_image_branch", True):  # e.g. a char-RNN trained with --visual cluster
+            raise BenchboxError(
+                f"{self.name} needs an image branch, and this {encoder.name} model was trained without images "
+                "(--visual cluster): no --features can help; evaluate it on text tasks"
+            )
+        options = ctx.options
+        values = check_options(self, options)
+        if values["features"] is None:
+            raise BenchboxError(
+                f"{self.name} needs the image features of the {self.dataset} images: pass --features FILE "
+                "(make one with `benchbox features extract`)"
+            )
+        from benchbox import image_features
+
+        caps = self.load_captions(ctx)
+        features = image_features.load_features(values["features"], caps.image_ids)
+        ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
+        captions = ctx.embed(caps.captions)
+        require_informative(captions, encoder.name, f"{self.name} captions")
+        metrics = retrieval_metrics(
+            encoder.encode_images(features), captions, folds=self.folds,
+            similarity=encoder.similarity, medr=values["retrieval_medr"], ties=values["retrieval_ties"],
+            device=options.device,
+        )
+        features_file = Path(values["features"])
+        sidecar = [image_features.ids_path(features_file)] if features_file.suffix == ".npy" else []
+        return TaskResult(
+            task=self.name,
+            metrics=self._records(metrics, options, values),
+            items=self._items(metrics, caps.image_ids),
+            protocol=self._protocol(metrics, options, values, encoder.similarity),
+            data_checksums=ctx.data.checksums([*caps.source_files, features_file, *sidecar]),
+        )
+
+    def _records(self, metrics: dict[str, Any], options: TaskOptions, values: dict[str, Any]) -> list[MetricRecord]:
+        intervals: dict[tuple[str, str], tuple[float, float]] = {}
+        if options.bootstrap > 0:
+            m = len(metrics["i2t"]["ranks"]) // self.folds
+            intervals = bootstrap_by_image(
+                metrics["i2t"]["ranks"].reshape(self.folds, m),
+                metrics["t2i"]["ranks"].reshape(self.folds, m, PER_IMAGE),
+                n_boot=options.bootstrap, seed=options.seed, medr=values["retrieval_medr"],
+            )
+        records = []
+        for direction in DIRECTIONS:
+            ranks = metrics[direction]["ranks"]
+            for metric in METRICS:
+                low, high = intervals.get((direction, metric), (math.nan, math.nan))
+                if metric in RECALLS and values["retrieval_ci"] == "wilson":
+                    low, high = (100.0 * v for v in wilson_ci(int((ranks <= int(metric[1:])).sum()), len(ranks)))
+                records.append(
+                    MetricRecord(self.name, direction, metric, metrics[direction][metric], low, high, len(ranks))
+                )
+        low, high = intervals.get(("all", "rsum"), (math.nan, math.nan))
+        n_queries = sum(len(metrics[d]["ranks"]) for d in DIRECTIONS)
+        records.append(MetricRecord(self.name, "all", "rsum", metrics["rsum"], low, high, n_queries))
+        return records
+
+    def _items(self, metrics: dict[str, Any], image_ids: list[str]) -> pd.DataFrame:
+        frames = []
+        ids = np.asarray(image_ids, dtype=object)
+        for direction in DIRECTIONS:
+            entry = metrics[direction]
+            query = np.arange(len(entry["ranks"]))
+            frames.append(pd.DataFrame({
+                "subset": ["all"] * len(query) if self.folds == 1 else [f"fold{f + 1}" for f in entry["fold"]],
+                "direction": direction,
+                "query": query,
+                "rank": entry["ranks"],
+                "image_id": ids[query if direction == "i2t" else query // PER_IMAGE],
+            }))
+        return pd.concat(frames, ignore_index=True)
+
+    def _protocol(self, metrics: dict[str, Any], options: TaskOptions, values: dict[str, Any],
+                  similarity: str) -> dict[str, Any]:
+        recall_ci = "Wilson 95% on the share of queries" if values["retrieval_ci"] == "wilson" else "image bootstrap"
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "images": len(metrics["i2t"]["ranks"]),
+            "captions": len(metrics["t2i"]["ranks"]),
+            "folds": self.folds,
+            "similarity": similarity,
+            "medr": values["retrieval_medr"],
+            "ties": values["retrieval_ties"],
+            "tied_queries": {d: metrics[d]["tied"] for d in DIRECTIONS},
+            "recall_ci": recall_ci,
+            "bootstrap": f"{options.bootstrap} resamples of images within folds, seed {options.seed}, percentile",
+            "features": values["features"],
+            "definitions": "VSE++ evaluation.py i2t/t2i; R@K in percent; metrics averaged over folds",
+        }
+
+
+class RetrievalFlickr8k(Retrieval):
+    name = "retrieval"
+    description = "Image-caption retrieval, Flickr8k test (1000 images): R@1/5/10, medr, meanr, both directions"
+    dataset, split = "flickr8k", "test"
+
+
+class RetrievalFlickr8kDev(Retrieval):
+    name = "retrieval-flickr8k-dev"
+    description = "Image-caption retrieval, Flickr8k dev (1000 images), for model selection"
+    dataset, split = "flickr8k", "dev"
+    splits = ("dev",)
+    order = 201
+
+
+class RetrievalCoco1k(Retrieval):
+    name = "retrieval-coco-1k"
+    description = "Image-caption retrieval, MSCOCO 1k: mean over five 1000-image folds of the Karpathy test set"
+    dataset, split, folds = "coco", "test", 5
+    order = 202
+
+
+class RetrievalCoco5k(Retrieval):
+    name = "retrieval-coco-5k"
+    description = "Image-caption retrieval, MSCOCO 5k Karpathy test set"
+    dataset, split = "coco", "test"
+    order = 203
+
+
+class RetrievalCocoDev(Retrieval):
+    name = "retrieval-coco-dev"
+    description = "Image-caption retrieval, MSCOCO Karpathy val: mean over five 1000-image folds, for model selection"
+    dataset, split, folds = "coco", "dev", 5
+    splits = ("dev",)
+    order = 204
+
+
+RETRIEVAL_COCO = TaskGroup("retrieval-coco", ("retrieval-coco-1k", "retrieval-coco-5k"), "MSCOCO 1k and 5k retrieval")

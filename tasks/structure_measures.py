@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchbox.errors import BenchboxError
-from benchbox.resampling import bootstrap_counts
+from benchbox.resampling import bootstrap_counts, percentile_interval
 
 #: bytes of one block of the caption × caption cosines (float32) in the bootstrap of ρ_vis
 BLOCK_BYTES = 64 * 2**20
@@ -191,12 +191,10 @@ def structure(
     intervals = {name: (float("nan"), float("nan")) for name in values}
     if n_boot > 0:
         counts = bootstrap_counts(np.random.default_rng(seed), len(intra), n_boot)
-        alpha = (1 - level) / 2
         draws = {name: counts @ items / counts.sum(axis=1)
                  for name, items in (("e_intra", intra), ("e_inter", inter), ("e_intra_minus_inter", diff))}
         for name, vectors in visual_sets.items():
             draws[name] = rho_vis_bootstrap(captions, vectors, per_image, counts)
         for name, boot in draws.items():
-            low, high = np.quantile(boot, [alpha, 1 - alpha])
-            intervals[name] = (float(low), float(high))
+            intervals[name] = percentile_interval(boot, level)
     return StructureResult(intra, inter, values, intervals)

@@ -26,7 +26,13 @@ from scipy import stats as st
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
+from benchbox.resampling import (
+    aggregate_strata,
+    percentile_interval,
+    stratified_counts,
+    weighted_pearson,
+    weighted_spearman,
+)
 from benchbox.stats import fisher_ci
 from benchbox.task import (
     EvalContext,
@@ -39,6 +45,7 @@ from benchbox.task import (
     TaskResult,
     option_values,
 )
+from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX
 
 TEXT_VARIANTS = ("senteval", "raw")
 #: Pearson and Spearman per subset (Williams/Steiger; Pearson per subset is a summary unit)
@@ -61,11 +68,7 @@ AGIRRE_BIBTEX = """@inproceedings{agirre2012semeval,
   booktitle = {Proceedings of *SEM 2012 / SemEval 2012},
   pages = {385--393}, year = {2012}
 }
-@inproceedings{conneau2018senteval,
-  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
-  author = {Conneau, Alexis and Kiela, Douwe},
-  booktitle = {Proceedings of LREC 2018}, year = {2018}
-}"""
+""" + SENTEVAL_BIBTEX
 
 
 @dataclass(frozen=True)
@@ -150,20 +153,17 @@ def bootstrap_year_ci(
     ``n_boot=0`` skips the bootstrap: the intervals are NaN."""
     if n_boot == 0:
         return {f"{m}_{a}": (math.nan, math.nan) for m in ("pearson", "spearman") for a in ("mean", "wmean")}
-    rng = np.random.default_rng(seed)
     sizes = np.array([len(g) for g, _ in subsets], dtype=float)
     per_subset: dict[str, list[np.ndarray]] = {"pearson": [], "spearman": []}
-    for gold, score in subsets:
-        w = bootstrap_counts(rng, len(gold), n_boot)
+    draws = stratified_counts(np.random.default_rng(seed), [len(g) for g, _ in subsets], n_boot)
+    for (gold, score), w in zip(subsets, draws):
         per_subset["pearson"].append(weighted_pearson(w, score, gold))
         per_subset["spearman"].append(weighted_spearman(w, score, gold))
-    alpha = (1 - level) / 2
     intervals = {}
     for method, rows in per_subset.items():
         matrix = np.nan_to_num(np.vstack(rows))  # [subsets, n_boot]
-        for agg, values in (("mean", matrix.mean(axis=0)), ("wmean", sizes @ matrix / sizes.sum())):
-            low, high = np.quantile(values, [alpha, 1 - alpha])
-            intervals[f"{method}_{agg}"] = (float(low), float(high))
+        for agg in ("mean", "wmean"):
+            intervals[f"{method}_{agg}"] = percentile_interval(aggregate_strata(matrix, sizes, agg), level)
     return intervals
 
 

@@ -3,34 +3,51 @@
 L2 tuned by k-fold on train), ``sst2`` (train/dev/test).
 
 Logistic regression on frozen sentence embeddings in SentEval's literature setting (``usepytorch=True``,
-``kfold=10``, nhid = 0, Adam, batch 64, tenacity 5, epoch size 4; see :mod:`benchbox.tasks.logreg_probe`
-and :mod:`benchbox.tasks.transfer_validation`). MRPC's features are SentEval's [|u − v|, u ⊙ v]
+``kfold=10``, nhid = 0, Adam, batch 64, tenacity 5, epoch size 4; see :mod:`benchbox.tasks.senteval_probe`
+and the schemes below). MRPC's features are SentEval's [|u − v|, u ⊙ v]
 (``senteval/mrpc.py``). Rows are in SentEval's order (sorted by token count, then label) when the folds are
 drawn. Reported: accuracy in percent as SentEval computes it (for the k-fold tasks the mean of per-fold
 accuracies) with a Wilson 95% interval on correct/n over the test items, the dev accuracy SentEval reports,
 and F1 (percent) for MRPC; per-item predictions (out-of-fold for the k-fold tasks) in file order.
+
+SentEval's three validation schemes (``senteval/tools/validation.py``), with the PyTorch logistic regression of
+:mod:`benchbox.tasks.senteval_probe` and its L2 grid 1e-5 … 1e-2:
+
+- :func:`inner_kfold` (MR, CR, SUBJ, MPQA; InnerKFoldClassifier): ``StratifiedKFold(k, shuffle=True,
+  random_state=1111)`` outer folds (the seed is fixed at 1111 there, whatever the task seed); in each, the
+  same k-fold splitter over the outer-train part scores every L2 by the mean inner dev accuracy (rounded to
+  2 decimals in percent; the first best wins); the chosen L2 is refit on the whole outer-train part with
+  ``validation_split=0.05`` and scored on the outer test fold. Accuracy = mean of the per-fold accuracies
+  (each rounded to 2 decimals); dev accuracy = mean of the folds' best inner scores.
+- :func:`kfold` (TREC, MRPC; KFoldClassifier): k folds of the train set (``random_state`` = the task seed)
+  score each L2; the best is refit on all of train with ``validation_split=0.05`` and applied to test.
+- :func:`split` (SST-2; SplitClassifier): each L2 is fit on train with the dev set for early stopping and
+  scored on dev; the best one (SentEval refits it identically; training is deterministic) is applied to test.
+
+Every fit of one scheme is handed to :func:`fit_logregs` at once, which trains them side by side.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+import torch
 from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
 
 from benchbox.device import resolve_device
 from benchbox.encoder import Encoder
+from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskOption, TaskResult
-from benchbox.tasks import logreg_probe as lr
-from benchbox.tasks import transfer_validation as validation
-from benchbox.tasks.probe_adam import ADAM
-from benchbox.tasks.relatedness_probe import pair_features
-from benchbox.tasks.transfer_data import (
+from benchbox.tasks.senteval_data import (
     BINARY_FILES,
     MRPC_FILES,
+    SENTEVAL_BIBTEX,
     SST2_FILES,
     TREC_FILES,
     load_binary,
@@ -40,6 +57,114 @@ from benchbox.tasks.transfer_data import (
     senteval_order,
     token_counts,
 )
+from benchbox.tasks.senteval_probe import (
+    ADAM,
+    BATCH_SIZE,
+    EPOCH_SIZE,
+    MAX_EPOCH,
+    REGS,
+    TENACITY,
+    FitSpec,
+    augment,
+    fit_logregs,
+    pair_features,
+    split_validation,
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Test predictions (aligned with the test rows; out-of-fold for :func:`inner_kfold`), SentEval's
+    accuracy and dev accuracy in percent, and the L2 chosen (one per outer fold for inner k-fold)."""
+
+    pred: np.ndarray
+    accuracy: float
+    dev_accuracy: float
+    l2: list[float]
+
+
+def _check(y: np.ndarray, k: int) -> None:
+    counts = np.bincount(y)
+    if k < 2 or counts[counts > 0].min() < k:
+        raise BenchboxError(f"k-fold with k={k} needs k ≥ 2 and at least k examples of every class")
+
+
+def _mean_rounded(values: list[float]) -> float:
+    return round(100 * float(np.mean(values)), 2)
+
+
+def _best(scores: list[float]) -> int:
+    return int(np.argmax(scores))
+
+
+def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, seed: int = 1111,
+                device: torch.device | str = "cpu") -> Outcome:
+    """InnerKFoldClassifier.run with ``usepytorch=True`` (see the module docstring)."""
+    y = np.asarray(y, dtype=np.int64)
+    _check(y, k)
+    xa = augment(x, torch.device(device))
+    outer = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=1111).split(x, y))
+    inner = StratifiedKFold(n_splits=k, shuffle=True, random_state=1111)
+    specs = []
+    for train_idx, _ in outer:
+        _check(y[train_idx], k)
+        for reg in REGS:
+            for a, b in inner.split(train_idx, y[train_idx]):
+                specs.append(FitSpec(train_idx[a], train_idx[b], reg))
+    fits = fit_logregs(xa, y, nclasses, specs, seed=seed)
+    per_fold = len(REGS) * k
+    dev, chosen, finals = [], [], []
+    for f, (train_idx, _) in enumerate(outer):
+        block = fits[f * per_fold:(f + 1) * per_fold]
+        scores = [_mean_rounded([m.dev_accuracy for m in block[r * k:(r + 1) * k]]) for r in range(len(REGS))]
+        dev.append(max(scores))
+        chosen.append(REGS[_best(scores)])
+        tr, dv = split_validation(len(train_idx), seed)
+        finals.append(FitSpec(train_idx[tr], train_idx[dv], chosen[-1], prefix=len(train_idx)))
+    final_fits = fit_logregs(xa, y, nclasses, finals, seed=seed)
+    pred = np.empty(len(y), dtype=np.int64)
+    fold_acc = []
+    for (_, test_idx), model in zip(outer, final_fits):
+        pred[test_idx] = model.predict(xa[torch.as_tensor(test_idx, device=xa.device)])
+        fold_acc.append(round(100 * float(np.mean(pred[test_idx] == y[test_idx])), 2))
+    return Outcome(pred, round(float(np.mean(fold_acc)), 2), round(float(np.mean(dev)), 2), chosen)
+
+
+def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray, nclasses: int, *,
+          k: int = 10, seed: int = 1111, device: torch.device | str = "cpu") -> Outcome:
+    """KFoldClassifier.run with ``usepytorch=True`` (see the module docstring)."""
+    train_y = np.asarray(train_y, dtype=np.int64)
+    test_y = np.asarray(test_y, dtype=np.int64)
+    _check(train_y, k)
+    xa = augment(train_x, torch.device(device))
+    folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(train_x, train_y))
+    specs = [FitSpec(a, b, reg) for reg in REGS for a, b in folds]
+    fits = fit_logregs(xa, train_y, nclasses, specs, seed=seed)
+    scores = [_mean_rounded([m.dev_accuracy for m in fits[r * k:(r + 1) * k]]) for r in range(len(REGS))]
+    reg = REGS[_best(scores)]
+    tr, dv = split_validation(len(train_y), seed)
+    (model,) = fit_logregs(xa, train_y, nclasses, [FitSpec(tr, dv, reg, prefix=len(train_y))], seed=seed)
+    pred = model.predict(augment(test_x, xa.device))
+    return Outcome(pred, round(100 * float(np.mean(pred == test_y)), 2), max(scores), [reg])
+
+
+def split(train: tuple[np.ndarray, np.ndarray], dev: tuple[np.ndarray, np.ndarray],
+          test: tuple[np.ndarray, np.ndarray], nclasses: int, *, seed: int = 1111,
+          device: torch.device | str = "cpu") -> Outcome:
+    """SplitClassifier.run with ``usepytorch=True``; each argument is (features, labels)."""
+    device = torch.device(device)
+    n_train, n_dev = len(train[0]), len(dev[0])
+    xa = augment(np.concatenate([train[0], dev[0]]), device)
+    y = np.concatenate([train[1], dev[1]]).astype(np.int64)
+    specs = [FitSpec(np.arange(n_train), np.arange(n_train, n_train + n_dev), reg) for reg in REGS]
+    fits = fit_logregs(xa, y, nclasses, specs, seed=seed)
+    scores = []
+    for model in fits:
+        dev_pred = model.predict(xa[n_train:])
+        scores.append(round(100 * float(np.mean(dev_pred == y[n_train:])), 2))
+    best = _best(scores)
+    pred = fits[best].predict(augment(test[0], device))
+    return Outcome(pred, round(100 * float(np.mean(pred == np.asarray(test[1]))), 2), max(scores), [REGS[best]])
 
 
 def _items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> pd.DataFrame:
@@ -55,11 +180,6 @@ ACCURACY = MetricSpec("accuracy", "accuracy", unit="%", summary=True,
 F1 = MetricSpec("f1", None, unit="%", description="F1 of the positive class in %")
 KFOLD = TaskOption("kfold", int, 10, "k of SentEval's k-fold cross-validation / L2 search", low=2, legacy="kfold",
                    protocol_key="kfold")
-SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
-  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
-  author = {Conneau, Alexis and Kiela, Douwe},
-  booktitle = {Proceedings of LREC 2018}, year = {2018}
-}"""
 
 
 class TransferTask(Task):
@@ -81,7 +201,7 @@ class TransferTask(Task):
         order = senteval_order(token_counts(sentences), labels.tolist())
         return ctx.embed([sentences[i] for i in order]), order
 
-    def _result(self, ctx: EvalContext, items: pd.DataFrame, outcome: validation.Outcome, paths: list,
+    def _result(self, ctx: EvalContext, items: pd.DataFrame, outcome: Outcome, paths: list,
                 extra: list[MetricRecord] | None = None, **protocol: Any) -> TaskResult:
         n, k = len(items), int(items["correct"].sum())
         low, high = wilson_ci(k, n)
@@ -98,13 +218,13 @@ class TransferTask(Task):
                 "probe": "SentEval MLP nhid=0 (logistic regression), usepytorch=True",
                 "scheme": self.scheme,
                 "seed": ctx.options.seed,
-                "l2_grid": list(lr.REGS),
+                "l2_grid": list(REGS),
                 "l2_chosen": outcome.l2,
-                "batch_size": lr.BATCH_SIZE,
+                "batch_size": BATCH_SIZE,
                 "optimizer": {"name": "adam", **ADAM},
-                "epoch_size": lr.EPOCH_SIZE,
-                "max_epoch": lr.MAX_EPOCH,
-                "tenacity": lr.TENACITY,
+                "epoch_size": EPOCH_SIZE,
+                "max_epoch": MAX_EPOCH,
+                "tenacity": TENACITY,
                 "order": "SentEval sort by (tokens, label)",
                 **protocol,
             },
@@ -125,7 +245,7 @@ class BinaryTransfer(TransferTask):
         device = resolve_device(ctx.options.device)
         kfold = ctx.option(self, "kfold")
         ctx.log(f"{self.name}: {kfold}-fold CV with inner {kfold}-fold L2 search ({device})")
-        outcome = validation.inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device)
+        outcome = inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device)
         return self._result(ctx, _items(y, outcome.pred, order), outcome, data.paths, kfold=kfold,
                             fold_seed=1111, device=device.type, predictions="out-of-fold")
 
@@ -173,7 +293,7 @@ class TREC(TransferTask):
         test_x, test_order = self._embed(ctx, test.sentences, test.labels)
         test_y = test.labels[test_order]
         device = resolve_device(ctx.options.device)
-        outcome = validation.kfold(train_x, train.labels[train_order], test_x, test_y, self.nclasses,
+        outcome = kfold(train_x, train.labels[train_order], test_x, test_y, self.nclasses,
                                    k=ctx.option(self, "kfold"), seed=ctx.options.seed, device=device)
         return self._result(ctx, _items(test_y, outcome.pred, test_order), outcome, train.paths + test.paths,
                             kfold=ctx.option(self, "kfold"), device=device.type)
@@ -199,7 +319,7 @@ class MRPC(TransferTask):
         train_x, train_y, _, train_path = self._pair_features(ctx, "train")
         test_x, test_y, test_order, test_path = self._pair_features(ctx, "test")
         device = resolve_device(ctx.options.device)
-        outcome = validation.kfold(train_x, train_y, test_x, test_y, self.nclasses, k=ctx.option(self, "kfold"),
+        outcome = kfold(train_x, train_y, test_x, test_y, self.nclasses, k=ctx.option(self, "kfold"),
                                    seed=ctx.options.seed, device=device)
         f1 = MetricRecord(self.name, "test", "f1", round(100 * float(f1_score(test_y, outcome.pred)), 2),
                           math.nan, math.nan, len(test_y))
@@ -223,7 +343,7 @@ class SST2(TransferTask):
             x, orders[name] = self._embed(ctx, data.sentences, data.labels)
             xy[name] = (x, data.labels[orders[name]])
         device = resolve_device(ctx.options.device)
-        outcome = validation.split(xy["train"], xy["dev"], xy["test"], self.nclasses, seed=ctx.options.seed,
+        outcome = split(xy["train"], xy["dev"], xy["test"], self.nclasses, seed=ctx.options.seed,
                                    device=device)
         paths = [p for data in splits.values() for p in data.paths]
         return self._result(ctx, _items(xy["test"][1], outcome.pred, orders["test"]), outcome, paths,

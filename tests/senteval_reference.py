@@ -20,8 +20,8 @@ from sklearn.model_selection import StratifiedKFold
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from benchbox.tasks.relatedness import senteval_order
-from benchbox.tasks.relatedness_probe import encode_labels, pair_features
+from benchbox.tasks.relatedness import encode_labels, senteval_order
+from benchbox.tasks.senteval_probe import pair_features
 
 PYTORCH_REGS = [10.0**t for t in range(-5, -1)]
 

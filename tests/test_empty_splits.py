@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
-from benchbox.tasks.transfer_data import SST2_FILES, TREC_FILES
+from benchbox.tasks.senteval_data import SST2_FILES, TREC_FILES
 
 runner = CliRunner()
 TREC_LINE = "{label}:other what is question {i} ?"

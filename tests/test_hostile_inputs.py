@@ -303,7 +303,7 @@ def _h5_ids(tmp: Path):
 
 
 @case("image-features", "features narrower than the encoder's images",
-      known="tasks/retrieval.py: 'image and caption embeddings differ in dimension: 2 vs 4' names neither")
+      known="tasks/retrieval_metrics.py: 'image and caption embeddings differ in dimension: 2 vs 4' names neither")
 def _narrow(tmp: Path):
     path = tmp / "features.npz"
     save_features(path, IDS, _GOOD[:, :2])

@@ -15,8 +15,8 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, TaskOptions
 from benchbox.device import resolve_device
-from benchbox.tasks.relatedness import SICKR, STSB
-from benchbox.tasks.relatedness_probe import encode_labels, fit_relatedness, pair_features
+from benchbox.tasks.relatedness import SICKR, STSB, encode_labels, fit_relatedness
+from benchbox.tasks.senteval_probe import pair_features
 from tests.senteval_reference import ReferenceRelatedness
 
 

@@ -9,9 +9,9 @@ import torch
 
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.tasks import retrieval as retrieval_module
-from benchbox.tasks.retrieval import retrieval_metrics
-from benchbox.tasks.retrieval_task import bootstrap_by_image
+from benchbox.tasks import retrieval_metrics as retrieval_module
+from benchbox.tasks.retrieval import bootstrap_by_image
+from benchbox.tasks.retrieval_metrics import retrieval_metrics
 
 
 def from_scores(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

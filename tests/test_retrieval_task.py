@@ -17,7 +17,7 @@ from benchbox.errors import BenchboxError
 from benchbox.image_features import save_features
 from benchbox.stats import wilson_ci
 from benchbox.task import TaskOptions
-from benchbox.tasks.retrieval import retrieval_metrics
+from benchbox.tasks.retrieval_metrics import retrieval_metrics
 from tests.helpers import TableEncoder
 
 DIM = 8

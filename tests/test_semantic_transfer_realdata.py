@@ -17,7 +17,7 @@ from scipy.stats import pearsonr
 import benchbox
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.task import TaskOptions
-from benchbox.tasks.pair_data import load_sick, load_stsb
+from benchbox.tasks.senteval_data import load_sick, load_stsb
 from tests import senteval_reference as ref
 
 pytestmark = pytest.mark.realdata

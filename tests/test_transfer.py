@@ -14,10 +14,10 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, TaskOptions, resolve_tasks
-from benchbox.tasks import transfer_validation as fast
-from benchbox.tasks.logreg_probe import FitSpec, augment, fit_logregs, split_validation
+from benchbox.tasks import transfer as fast
+from benchbox.tasks.senteval_data import load_trec
+from benchbox.tasks.senteval_probe import FitSpec, augment, fit_logregs, split_validation
 from benchbox.tasks.transfer import CR, MRPC, SST2, TREC
-from benchbox.tasks.transfer_data import load_trec
 from tests import senteval_reference as ref
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CAPTIONS_PER_IMAGE = 5
+from benchbox.captions import PER_IMAGE as CAPTIONS_PER_IMAGE
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Dev scores of snapshots, for choosing the ensemble (Merkx & Frank 2019: the two snapshots with the best
 dev retrieval, mean R@10 of image→caption and caption→image).
 
-With image or random-anchor vectors the score is that retrieval (``benchbox.tasks.retrieval``'s
+With image or random-anchor vectors the score is that retrieval (``benchbox.tasks.retrieval_metrics``'
 ``retrieval_metrics``). A model trained with ``--visual cluster`` has no image branch; its dev score is
 caption→cluster retrieval: every dev caption ranks the N dev images, each represented by the normalised mean
 of its captions' embeddings, leaving the query caption out of its own image's mean; R@10 of that.
@@ -22,7 +22,7 @@ def dev_scores(encoder: ImageTextEncoder, dev: SplitData, batch_size: int = 128)
     require_informative(captions, encoder.name, "dev retrieval (snapshot selection)")
     if dev.visual is None:
         return cluster_retrieval(captions)
-    from benchbox.tasks.retrieval import retrieval_metrics
+    from benchbox.tasks.retrieval_metrics import retrieval_metrics
 
     images = encoder.encode_images(dev.visual)
     metrics = retrieval_metrics(images, captions, similarity=encoder.similarity)

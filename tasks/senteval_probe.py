@@ -1,9 +1,12 @@
-"""SentEval's PyTorch logistic regression (``senteval/tools/classifier.py``, ``MLP`` with nhid = 0), trained
-for many (train set, L2) settings at once.
+"""SentEval's probes on frozen embeddings, the machinery the relatedness and transfer tasks share: the pair
+features, the bias-augmented inputs, SentEval's seeded initial weights, torch's Adam update written out, and
+the PyTorch logistic regression of the classification tasks.
 
-The literature setting of SentEval (README, "comparable to the literature": ``usepytorch=True, kfold=10``,
-classifier ``{'nhid': 0, 'optim': 'adam', 'batch_size': 64, 'tenacity': 5, 'epoch_size': 4}``;
-Conneau & Kiela 2018) trains each model as follows, reproduced here: numpy and torch are seeded (1111) when
+The logistic regression is ``senteval/tools/classifier.py``, ``MLP`` with nhid = 0, trained for many
+(train set, L2) settings at once. The literature setting of SentEval (README, "comparable to the
+literature": ``usepytorch=True, kfold=10``, classifier
+``{'nhid': 0, 'optim': 'adam', 'batch_size': 64, 'tenacity': 5, 'epoch_size': 4}``; Conneau & Kiela 2018)
+trains each model as follows, reproduced here: numpy and torch are seeded (1111) when
 the classifier is built, so every model starts from the same Linear(d → c) initialisation and draws the same
 stream of ``np.random.permutation``s; with ``validation_split`` (the final fits) one permutation of the full
 set is drawn first to split off the dev part (its first 5%); then chunks of 4 epochs of mini-batches of 64
@@ -26,14 +29,17 @@ import numpy as np
 import torch
 
 from benchbox.errors import BenchboxError
-from benchbox.tasks.probe_adam import adam_step_
 
+#: mini-batch size of both SentEval probes (the classifier's config and ``tools/relatedness.py``)
 BATCH_SIZE = 64
+#: the logistic regression's schedule: epochs per dev check, last epoch count checked, non-improving checks allowed
 EPOCH_SIZE = 4
 MAX_EPOCH = 200
 TENACITY = 5
 #: SentEval's L2 grid for the PyTorch classifier: 1e-5 … 1e-2
 REGS = tuple(10.0**t for t in range(-5, -1))
+ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
+"""``torch.optim.Adam``'s defaults, which SentEval's probes use (no weight decay in the optimiser)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,13 @@ class FittedLogReg:
         return (x @ self.weights.T).argmax(dim=1).cpu().numpy()
 
 
+def pair_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SentEval's pair features ``np.c_[|a − b|, a * b]`` (float32)."""
+    if a.shape != b.shape or a.ndim != 2:
+        raise BenchboxError(f"pair embeddings must be two [n, d] arrays of one shape, got {a.shape} and {b.shape}")
+    return np.concatenate([np.abs(a - b), a * b], axis=1).astype(np.float32)
+
+
 def augment(x: np.ndarray, device: torch.device) -> torch.Tensor:
     """Features as a float32 tensor on ``device`` with a constant-1 column (the bias input)."""
     t = torch.as_tensor(np.asarray(x, dtype=np.float32), device=device)
@@ -72,6 +85,16 @@ def initial_weights(input_dim: int, nclasses: int, seed: int) -> torch.Tensor:
         torch.manual_seed(seed)
         layer = torch.nn.Linear(input_dim, nclasses)
     return torch.cat([layer.weight.detach(), layer.bias.detach()[:, None]], dim=1)
+
+
+def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int) -> None:
+    """One in-place Adam update of ``w`` (step counted from 1), the arithmetic of ``torch.optim.Adam``; the
+    weights may carry a leading model dimension (several fits at once)."""
+    b1, b2 = ADAM["beta1"], ADAM["beta2"]
+    m.lerp_(grad, 1 - b1)
+    v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+    denom = (v.sqrt() / (1 - b2**step) ** 0.5).add_(ADAM["eps"])
+    w.addcdiv_(m, denom, value=-ADAM["lr"] / (1 - b1**step))
 
 
 def split_validation(n: int, seed: int, fraction: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

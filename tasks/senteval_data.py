@@ -1,19 +1,30 @@
-"""Readers for SentEval's classification transfer data (``senteval/downstream/...``; docs/protocols.md#transfer),
-parsing as SentEval's ``binary.py``, ``trec.py``, ``mrpc.py`` and ``sst.py`` do, and SentEval's row order.
+"""Readers for SentEval's data (``senteval/downstream/...``; docs/protocols.md#relatedness and
+docs/protocols.md#transfer), parsing as SentEval's ``sts.py``, ``sick.py``, ``binary.py``, ``trec.py``,
+``mrpc.py`` and ``sst.py`` do, and SentEval's row order.
 
+Scored sentence pairs (relatedness):
+- STS-B (``STS/STSBenchmark/sts-{train,dev,test}.csv``): tab-separated, score in column 5 (index 4), the
+  sentences in columns 6 and 7; some lines carry extra trailing columns, so lines are split on tabs with no
+  quote handling (as SentEval's ``STSBenchmarkEval.loadFile``).
+- SICK (``SICK/SICK_{train,trial,test_annotated}.txt``): a header line, then pair_ID, sentence_A, sentence_B,
+  relatedness_score, entailment_judgment; CRLF line ends are accepted.
+
+Labelled sentences and pairs (classification transfer):
 - MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:
   ``subj.objective`` is the 1 class, ``subj.subjective`` the 0 class, as SentEval passes them).
 - TREC: ``COARSE:fine question`` (latin-1); the 6 coarse classes ABBR, DESC, ENTY, HUM, LOC, NUM → 0..5.
 - MRPC: tab-separated with a header line; label in column 1, the sentences in columns 4 and 5 (utf-8).
 - SST-2 (``SST/binary/sentiment-{train,dev,test}``): ``sentence<TAB>label`` (utf-8).
+  Transfer sentences are SentEval's whitespace tokens joined by single spaces.
 
-Sentences are SentEval's whitespace tokens joined by single spaces. SentEval sorts each split by token count
-(then label) before encoding and runs its k-fold splitters on that order, so :func:`senteval_order` gives it
-(Python's stable sort, as SentEval's). Malformed lines raise a :class:`BenchboxError` naming file and line.
+SentEval sorts each split (by token count, then label or score) before encoding and runs its k-fold splitters
+and training permutations on that order, so :func:`senteval_order` gives it (Python's stable sort, as
+SentEval's). Malformed lines raise a :class:`BenchboxError` naming file and line.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +34,12 @@ from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
 
 ROOT = "senteval/downstream"
+STSB_FILES = {split: f"{ROOT}/STS/STSBenchmark/sts-{split}.csv" for split in ("train", "dev", "test")}
+SICK_FILES = {
+    "train": f"{ROOT}/SICK/SICK_train.txt",
+    "dev": f"{ROOT}/SICK/SICK_trial.txt",
+    "test": f"{ROOT}/SICK/SICK_test_annotated.txt",
+}
 BINARY_FILES = {
     "mr": (f"{ROOT}/MR/rt-polarity.pos", f"{ROOT}/MR/rt-polarity.neg"),
     "cr": (f"{ROOT}/CR/custrev.pos", f"{ROOT}/CR/custrev.neg"),
@@ -33,6 +50,24 @@ TREC_FILES = {"train": f"{ROOT}/TREC/train_5500.label", "test": f"{ROOT}/TREC/TR
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 MRPC_FILES = {"train": f"{ROOT}/MRPC/msr_paraphrase_train.txt", "test": f"{ROOT}/MRPC/msr_paraphrase_test.txt"}
 SST2_FILES = {split: f"{ROOT}/SST/binary/sentiment-{split}" for split in ("train", "dev", "test")}
+SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
+  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
+  author = {Conneau, Alexis and Kiela, Douwe},
+  booktitle = {Proceedings of LREC 2018}, year = {2018}
+}"""
+
+
+@dataclass(frozen=True)
+class PairData:
+    """Aligned sentence pairs with gold scores, read from ``path``."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: list[float]
+    path: Path
+
+    def __len__(self) -> int:
+        return len(self.scores)
 
 
 @dataclass(frozen=True)
@@ -54,11 +89,68 @@ class Pairs:
     path: Path
 
 
-def _lines(path: Path, encoding: str) -> list[str]:
+def _lines(path: Path, encoding: str = "UTF-8") -> list[str]:
     try:
         return path.read_text(encoding=encoding).splitlines()
     except UnicodeDecodeError as exc:
         raise BenchboxError(f"{path} is not {encoding} text: {exc}") from None
+
+
+def _score(text: str, path: Path, lineno: int, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BenchboxError(f"{path}:{lineno}: score {text!r} is not a number") from None
+    if not (math.isfinite(value) and low <= value <= high):
+        raise BenchboxError(f"{path}:{lineno}: score {value} is outside [{low}, {high}]")
+    return value
+
+
+def _sentence(text: str, path: Path, lineno: int) -> str:
+    if not text.strip():
+        raise BenchboxError(f"{path}:{lineno}: empty sentence")
+    return text
+
+
+def read_stsb(path: Path) -> PairData:
+    s1, s2, scores = [], [], []
+    for lineno, line in enumerate(_lines(path), 1):
+        fields = line.split("\t")
+        if len(fields) < 7:
+            raise BenchboxError(f"{path}:{lineno}: expected at least 7 tab-separated columns, found {len(fields)}")
+        scores.append(_score(fields[4], path, lineno, 0.0, 5.0))
+        s1.append(_sentence(fields[5], path, lineno))
+        s2.append(_sentence(fields[6], path, lineno))
+    if not scores:
+        raise BenchboxError(f"{path} holds no sentence pairs")
+    return PairData(s1, s2, scores, path)
+
+
+def read_sick(path: Path) -> PairData:
+    lines = _lines(path)
+    if not lines or not lines[0].startswith("pair_ID"):
+        raise BenchboxError(f"{path}: expected a SICK header line starting with 'pair_ID'")
+    s1, s2, scores = [], [], []
+    for lineno, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != 5:
+            raise BenchboxError(f"{path}:{lineno}: expected 5 tab-separated columns, found {len(fields)}")
+        s1.append(_sentence(fields[1], path, lineno))
+        s2.append(_sentence(fields[2], path, lineno))
+        scores.append(_score(fields[3], path, lineno, 1.0, 5.0))
+    if not scores:
+        raise BenchboxError(f"{path} holds no sentence pairs")
+    return PairData(s1, s2, scores, path)
+
+
+def load_stsb(data: DataRoot, split: str) -> PairData:
+    """STS-B ``split`` ("train", "dev" or "test") from the data root or the embedded default."""
+    return read_stsb(data.path(STSB_FILES[split]))
+
+
+def load_sick(data: DataRoot, split: str) -> PairData:
+    """SICK ``split`` ("train", "dev" = SICK_trial, "test") from the data root or the embedded default."""
+    return read_sick(data.path(SICK_FILES[split]))
 
 
 def _require_rows(path: Path, labels: list, what: str = "labelled sentences") -> None:
@@ -103,7 +195,7 @@ def load_mrpc(data: DataRoot, split: str) -> Pairs:
     """MRPC ``train`` (4076 pairs) or ``test`` (1725); label 1 = paraphrase."""
     path = data.path(MRPC_FILES[split])
     s1, s2, labels = [], [], []
-    for lineno, line in enumerate(_lines(path, "utf-8")[1:], 2):
+    for lineno, line in enumerate(_lines(path)[1:], 2):
         fields = line.strip().split("\t")
         if len(fields) < 5 or fields[0] not in ("0", "1"):
             raise BenchboxError(f"{path}:{lineno}: expected label (0/1), two ids and two sentences, tab-separated")
@@ -118,7 +210,7 @@ def load_sst2(data: DataRoot, split: str) -> Sentences:
     """SST-2 ``train`` (67349 phrases), ``dev`` (872) or ``test`` (1821) sentences."""
     path = data.path(SST2_FILES[split])
     sentences, labels = [], []
-    for lineno, line in enumerate(_lines(path, "utf-8"), 1):
+    for lineno, line in enumerate(_lines(path), 1):
         fields = line.strip().split("\t")
         if len(fields) != 2 or fields[1] not in ("0", "1"):
             raise BenchboxError(f"{path}:{lineno}: expected 'sentence<TAB>0|1'")
