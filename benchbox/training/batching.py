@@ -43,7 +43,7 @@ def epoch_plan(
     batches: list[Batch] = []
     for k in range(CAPTIONS_PER_IMAGE):
         images = rng.permutation(n_images)
-        partners = CAPTIONS_PER_IMAGE * images + (k + 1 + rng.integers(0, CAPTIONS_PER_IMAGE - 1, n_images)) % 5
+        partners = CAPTIONS_PER_IMAGE * images + (k + 1 + rng.integers(0, CAPTIONS_PER_IMAGE - 1, n_images)) % CAPTIONS_PER_IMAGE
         rows = CAPTIONS_PER_IMAGE * images + k
         usable = (n_images // batch_size) * batch_size
         for start in range(0, usable, chunk):
