@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, load_evaluation_split
+from benchbox.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
@@ -126,7 +126,7 @@ def check_options(task: Task, options: TaskOptions) -> dict[str, Any]:
     return values
 
 
-class Retrieval(Task):
+class Retrieval(OnEvaluationSplit, Task):
     """Image–caption retrieval on one split of a caption dataset (see the module docstring)."""
 
     dataset: ClassVar[str]
@@ -140,13 +140,6 @@ class Retrieval(Task):
     group, order = "retrieval", 200
     citation = VSEPP_BIBTEX
     reference = "VSE++ evaluation.py (Faghri et al. 2018); Karpathy & Fei-Fei (2015) splits"
-
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        return evaluation_split_files(self.dataset, self.split)
-
-    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
-        """The split's images and captions, in the order that defines queries, folds and items."""
-        return load_evaluation_split(ctx.data, self.dataset, self.split)
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         if not isinstance(encoder, ImageTextEncoder):

@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.captions import PER_IMAGE, CaptionSplit, evaluation_split_files, load_evaluation_split
+from benchbox.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskOptions, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskResult
 from benchbox.tasks.structure_measures import structure
 
 #: metrics that are means of per-image items (and so have paired tests)
@@ -47,7 +47,7 @@ BORDES_BIBTEX = """@inproceedings{bordes2019incorporating,
 }"""
 
 
-class Structure(Task):
+class Structure(OnEvaluationSplit, Task):
     """E_intra, E_inter, their difference and ρ_vis on one caption split (see the module docstring)."""
 
     dataset: ClassVar[str]
@@ -61,13 +61,6 @@ class Structure(Task):
     group, order = "structure", 400
     citation = BORDES_BIBTEX
     reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"
-
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        return evaluation_split_files(self.dataset, self.split)
-
-    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
-        """The split's images and captions, in the order that defines queries, folds and items."""
-        return load_evaluation_split(ctx.data, self.dataset, self.split)
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         options = ctx.options
