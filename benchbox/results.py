@@ -43,7 +43,6 @@ import pandas as pd
 
 from benchbox.errors import BenchboxError
 from benchbox.labels import stored_label
-from benchbox.sources import run_folders
 from benchbox.store import METRIC_COLUMNS, Run
 from benchbox.task import metric_unit
 
@@ -93,6 +92,8 @@ def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
     """The metric records of the evaluation runs under ``paths`` (run folders or folders of runs) as one tidy
     DataFrame, one row per record, columns as in the module docstring. ``errors="raise"``: a bad run folder is
     a :class:`BenchboxError` naming it; ``errors="skip"``: it is left out with a warning."""
+    from benchbox.sources import run_folders  # here, not at the top: `import benchbox` loads this module
+
     if errors not in ("raise", "skip"):
         raise BenchboxError(f"errors must be 'raise' or 'skip', not {errors!r}")
     frames = []
@@ -177,6 +178,8 @@ def list_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
     """One row per run under ``paths`` (evaluation and training runs), from the manifests alone: ``run_id``,
     ``kind``, ``label``, ``encoder``, ``fingerprint``, ``tasks`` (list of names), ``created``, ``path``; sorted
     by ``created``. Bad folders as in :func:`load_runs`."""
+    from benchbox.sources import run_folders  # here, not at the top: `import benchbox` loads this module
+
     rows = []
     for folder in run_folders(paths):
         try:
