@@ -241,8 +241,8 @@ def resolve_sources(
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
     spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
     sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
-    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. A run
-    named twice is one source; repeated labels get ``/<run folder>`` (``naming="fingerprint"``) or
+    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. Without
+    ``evaluate`` (reports) a run named twice is one source; repeated labels get ``/<run folder>`` (``naming="fingerprint"``) or
     `` (<run-id>)`` (``naming="name"``) appended."""
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
@@ -256,7 +256,8 @@ def resolve_sources(
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
             named = [s for s in named if set(tasks) & set(s.metrics["task"])]
         found += named
-    found = _once(found)
+    if not evaluate:
+        found = _once(found)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
