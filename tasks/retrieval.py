@@ -166,8 +166,15 @@ class Retrieval(OnEvaluationSplit, Task):
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
         captions = ctx.embed(caps.captions)
         require_informative(captions, encoder.name, f"{self.name} captions")
+        images = encoder.encode_images(features)
+        if images.shape[1] != captions.shape[1]:
+            raise BenchboxError(
+                f"{encoder.name} maps the {features.shape[1]}-d image features of {values['features']} to "
+                f"{images.shape[1]}-d image embeddings but its captions to {captions.shape[1]}-d ones: give the "
+                "features the model was trained on (the same extractor and layer)"
+            )
         metrics = retrieval_metrics(
-            encoder.encode_images(features), captions, folds=self.folds,
+            images, captions, folds=self.folds,
             similarity=encoder.similarity, medr=values["retrieval_medr"], ties=values["retrieval_ties"],
             device=options.device,
         )

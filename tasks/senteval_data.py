@@ -89,7 +89,8 @@ class Pairs:
     path: Path
 
 
-def _lines(path: Path, encoding: str = "UTF-8") -> list[str]:
+def text_lines(path: Path, encoding: str = "UTF-8") -> list[str]:
+    """The lines of a text file; a file that is not ``encoding`` text is an error naming it."""
     try:
         return path.read_text(encoding=encoding).splitlines()
     except UnicodeDecodeError as exc:
@@ -114,7 +115,7 @@ def _sentence(text: str, path: Path, lineno: int) -> str:
 
 def read_stsb(path: Path) -> PairData:
     s1, s2, scores = [], [], []
-    for lineno, line in enumerate(_lines(path), 1):
+    for lineno, line in enumerate(text_lines(path), 1):
         fields = line.split("\t")
         if len(fields) < 7:
             raise BenchboxError(f"{path}:{lineno}: expected at least 7 tab-separated columns, found {len(fields)}")
@@ -127,7 +128,7 @@ def read_stsb(path: Path) -> PairData:
 
 
 def read_sick(path: Path) -> PairData:
-    lines = _lines(path)
+    lines = text_lines(path)
     if not lines or not lines[0].startswith("pair_ID"):
         raise BenchboxError(f"{path}: expected a SICK header line starting with 'pair_ID'")
     s1, s2, scores = [], [], []
@@ -167,10 +168,12 @@ def _tokens(text: str) -> str:
 def load_binary(data: DataRoot, task: str) -> Sentences:
     """MR, CR, SUBJ or MPQA: the class-1 file's lines, then the class-0 file's."""
     pos, neg = (data.path(p) for p in BINARY_FILES[task])
-    sentences = [_tokens(line) for path in (pos, neg) for line in _lines(path, "latin-1")]
-    n_pos = len(sentences) - len(_lines(neg, "latin-1"))
-    if n_pos == 0 or n_pos == len(sentences):
-        raise BenchboxError(f"{task}: {pos} and {neg} must both hold sentences")
+    lines = {path: text_lines(path, "latin-1") for path in (pos, neg)}
+    for path, found in lines.items():
+        if not any(line.strip() for line in found):
+            raise BenchboxError(f"{path} holds no sentences: {task} needs sentences of both classes")
+    sentences = [_tokens(line) for path in (pos, neg) for line in lines[path]]
+    n_pos = len(lines[pos])
     labels = np.r_[np.ones(n_pos, dtype=np.int64), np.zeros(len(sentences) - n_pos, dtype=np.int64)]
     return Sentences(sentences, labels, [pos, neg])
 
@@ -179,7 +182,7 @@ def load_trec(data: DataRoot, split: str) -> Sentences:
     """TREC ``train`` (5452 questions) or ``test`` (500), coarse labels."""
     path = data.path(TREC_FILES[split])
     sentences, labels = [], []
-    for lineno, line in enumerate(_lines(path, "latin-1"), 1):
+    for lineno, line in enumerate(text_lines(path, "latin-1"), 1):
         target, _, rest = line.strip().partition(":")
         parts = rest.split(" ", 1)
         if target not in TREC_CLASSES or len(parts) != 2:
@@ -195,7 +198,7 @@ def load_mrpc(data: DataRoot, split: str) -> Pairs:
     """MRPC ``train`` (4076 pairs) or ``test`` (1725); label 1 = paraphrase."""
     path = data.path(MRPC_FILES[split])
     s1, s2, labels = [], [], []
-    for lineno, line in enumerate(_lines(path)[1:], 2):
+    for lineno, line in enumerate(text_lines(path)[1:], 2):
         fields = line.strip().split("\t")
         if len(fields) < 5 or fields[0] not in ("0", "1"):
             raise BenchboxError(f"{path}:{lineno}: expected label (0/1), two ids and two sentences, tab-separated")
@@ -210,7 +213,7 @@ def load_sst2(data: DataRoot, split: str) -> Sentences:
     """SST-2 ``train`` (67349 phrases), ``dev`` (872) or ``test`` (1821) sentences."""
     path = data.path(SST2_FILES[split])
     sentences, labels = [], []
-    for lineno, line in enumerate(_lines(path), 1):
+    for lineno, line in enumerate(text_lines(path), 1):
         fields = line.strip().split("\t")
         if len(fields) != 2 or fields[1] not in ("0", "1"):
             raise BenchboxError(f"{path}:{lineno}: expected 'sentence<TAB>0|1'")

@@ -45,7 +45,7 @@ from benchbox.task import (
     TaskResult,
     option_values,
 )
-from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX
+from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
 
 TEXT_VARIANTS = ("senteval", "raw")
 #: Pearson and Spearman per subset (Williams/Steiger; Pearson per subset is a summary unit)
@@ -85,11 +85,7 @@ class StsSubset:
 def read_sts_subset(name: str, input_path: Path, gold_path: Path, *, raw: bool = False) -> StsSubset:
     """Read ``STS.input`` (two tab-separated sentences per line; raw STS16: four columns) and ``STS.gs``
     (one score 0–5 per line, empty = not scored), keeping the scored pairs as SentEval's ``loadFile``."""
-    try:
-        lines = input_path.read_text(encoding="utf-8").splitlines()
-        gold_lines = gold_path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise BenchboxError(f"{input_path.parent}: STS files must be UTF-8 text ({exc})") from None
+    lines, gold_lines = text_lines(input_path), text_lines(gold_path)
     if len(lines) != len(gold_lines):
         raise BenchboxError(
             f"{gold_path} has {len(gold_lines)} lines but {input_path} has {len(lines)}: every input line "
