@@ -484,7 +484,7 @@ def compare_sources(
     record the training folder, not the training seed)."""
     _check_settings(test, correction, family, pooling)
     if len(resolved) < 2:
-        raise BenchboxError("compare needs at least two different runs, encoders or comparators")
+        raise BenchboxError("compare needs at least two runs, encoders or comparators")
     frames, lowers, mismatches = [], [], []
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
@@ -517,17 +517,19 @@ def compare_sources(
 
 def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
     """``--seeds`` groups as labels: each spec names a source by what named it, its run folder or its label."""
+
+    def source(spec: str) -> Source | None:
+        named = origin(spec)
+        return next((s for s in resolved
+                     if named in (s.origin, str(s.path.resolve()) if s.path else None) or spec == s.label), None)
+
     declared = {}
     for model, specs in seeds.items():
-        labels = []
-        for spec in specs:
-            named = origin(spec)
-            match = [s for s in resolved
-                     if named in (s.origin, str(s.path.resolve()) if s.path else None) or spec == s.label]
-            if not match:
-                raise BenchboxError(f"--seeds {model}: {spec} is not among the compared models")
-            labels.append(match[0].label)
-        declared[model] = labels
+        found = {spec: source(spec) for spec in specs}
+        unknown = [spec for spec, s in found.items() if s is None]
+        if unknown:
+            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
+        declared[model] = [found[spec].label for spec in specs]
     return declared
 
 

@@ -216,10 +216,10 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
     try:
         encoder = load_encoder(spec)
     except BenchboxError as exc:
-        if not path.exists() and (any(sep in spec for sep in ("/", os.sep)) or spec.startswith(".")):
-            raise _unknown(spec, evaluate) from exc
         if path.exists():
             raise
+        if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
+            raise _unknown(spec, evaluate) from exc
         raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
     return [_OnDemand(spec, encoder, label or model_folder_label(spec))]
 
@@ -242,8 +242,8 @@ def resolve_sources(
     spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
     sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
     what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. Without
-    ``evaluate`` (reports) a run named twice is one source; repeated labels get ``/<run folder>`` (``naming="fingerprint"``) or
-    `` (<run-id>)`` (``naming="name"``) appended."""
+    ``evaluate`` (reports) a run named twice is one source. Repeated labels get ``/<run folder>``
+    (``naming="fingerprint"``) or `` (<run-id>)`` (``naming="name"``) appended."""
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
     found: list[Source | _OnDemand] = []
@@ -252,20 +252,24 @@ def resolve_sources(
         named = _model(target, given or label, evaluate, naming, log)
         if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
             for s in named:
-                if not set(tasks) & set(s.metrics["task"]):
+                if not _has_any(s, tasks):
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
-            named = [s for s in named if set(tasks) & set(s.metrics["task"])]
+            named = [s for s in named if _has_any(s, tasks)]
         found += named
     if not evaluate:
         found = _once(found)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
-        if isinstance(s, Source) and tasks and not set(tasks) & set(s.metrics["task"]):
+        if isinstance(s, Source) and tasks and not _has_any(s, tasks):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
                                 f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
     if any(isinstance(s, _OnDemand) for s in found):
         found = _evaluate(found, tasks, data_dir=data_dir, runs_dir=runs_dir, options=options, cache=cache,
                           rerun=rerun, log=log)
     return _unique_labels(found, naming)
+
+
+def _has_any(source: Source, tasks: list[str]) -> bool:
+    return bool(set(tasks) & set(source.metrics["task"]))
 
 
 def _once(found: list[Source | _OnDemand]) -> list[Source | _OnDemand]:
@@ -319,9 +323,12 @@ def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_
 def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
     counts = Counter(s.label for s in sources)
     for s in sources:
-        if counts[s.label] > 1:
-            suffix = (s.path.name if s.path else str(id(s))) if naming == "fingerprint" else s.run.run_id if s.run else ""
-            s.label = f"{s.label}/{suffix}" if naming == "fingerprint" else f"{s.label} ({suffix})"
+        if counts[s.label] == 1:
+            continue
+        if naming == "fingerprint":
+            s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
+        else:
+            s.label = f"{s.label} ({s.run.run_id if s.run else ''})"
     return sources
 
 
