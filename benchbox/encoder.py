@@ -34,6 +34,10 @@ class Encoder(ABC):
     #: whether embeddings may be stored in the embedding cache under :meth:`fingerprint` (False for an
     #: adapted encoder that has no fingerprint of its own)
     cacheable: bool = True
+    #: the ``-e`` option that seeds this encoder's randomness (e.g. ``"seed"``), or None when it has none;
+    #: runs whose identities differ in this option alone are seeds of one model, and a study's ``seeds``
+    #: reach the encoder through it (plugins declare it as a class attribute of the same name)
+    seed_option: str | None = None
 
     @property
     @abstractmethod
