@@ -9,7 +9,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -184,7 +183,6 @@ def test_bad_output_paths_fail_before_evaluating(tmp_path, monkeypatch, bad):
     monkeypatch.setattr(core, "run_tasks", never)
     monkeypatch.setattr(compare, "compare", never)
     target = str(tmp_path / bad)
-    started = time.perf_counter()
     for args in (["eval", "glove-bow", "-t", "stsb-cosine", "--runs-dir", str(tmp_path / "runs"), "--json", target],
                  ["compare", "glove-bow", "letter-counts", "--runs-dir", str(tmp_path / "runs"), "--json", target],
                  ["compare", "glove-bow", "letter-counts", "--runs-dir", str(tmp_path / "runs"), "--csv", target],
@@ -193,7 +191,6 @@ def test_bad_output_paths_fail_before_evaluating(tmp_path, monkeypatch, bad):
         assert isinstance(result.exception, BenchboxError), (args, result.output)
         assert target in str(result.exception)
         assert ("does not exist" if "no/such" in bad else "is a folder") in str(result.exception)
-    assert time.perf_counter() - started < 10
     assert not (tmp_path / "runs").exists() and not (tmp_path / "no").exists()
 
 
