@@ -11,12 +11,15 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import sys, time, torch
+    from pathlib import Path
     from benchbox.training.stop import StopRequest
     torch.set_num_threads(1)
     gru, steps = torch.nn.GRU(8, 8), 0
-    stop = StopRequest(grace=1.0)
+    stop = StopRequest(grace=1.0, checkpoint=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
     with stop.installed():
         print("ready", flush=True)
         if sys.argv[1] == "long":
@@ -30,8 +33,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _signal_when_ready(kind: str) -> subprocess.CompletedProcess:
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def _signal_when_ready(kind: str, *checkpoint: str) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, kind, *checkpoint], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
@@ -40,11 +43,21 @@ def _signal_when_ready(kind: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def test_sigterm_inside_a_long_tensor_call_ends_the_process_within_the_grace():
-    done = _signal_when_ready("long")
+@pytest.mark.parametrize("on_disk", ["no checkpoint kept", "none yet", "one written"])
+def test_sigterm_inside_a_long_tensor_call_ends_the_process_within_the_grace(tmp_path, on_disk):
+    """... and says what is on disk to resume from (issue #27: it claimed a checkpoint before the first one)."""
+    checkpoint = tmp_path / "checkpoint.pt"
+    if on_disk == "one written":
+        checkpoint.write_bytes(b"state")
+    done = _signal_when_ready("long", *([] if on_disk == "no checkpoint kept" else [str(checkpoint)]))
     assert done.returncode == 128 + signal.SIGTERM
     assert "the long step ended" not in done.stdout
     assert "stopped without a new checkpoint" in done.stderr
+    said = {"no checkpoint kept": "this run keeps no checkpoint",
+            "none yet": "none had been written yet: run the same command again to start over",
+            "one written": f"the last one, {checkpoint}, stays valid for --resume"}
+    assert said[on_disk] in done.stderr, done.stderr
+    assert ("--resume" in done.stderr) == (on_disk == "one written")
 
 
 def test_sigterm_between_steps_stops_the_loop_cleanly():

@@ -112,3 +112,22 @@ def test_config_validation():
     assert TrainConfig.from_dict(c.to_dict()) == c
     with pytest.raises(BenchboxError, match="hidden"):
         TrainConfig(encoder="char-gru", dataset="coco", visual="random", loss="order", hidden=8).check_resume(c)
+
+
+def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady_interval(capsys):
+    """With stderr not a terminal, a slow run still logs at once (issue #27: `train ... > log` wrote nothing for
+    7 minutes, one line every 50 steps); a fake clock stands in for time, 20 s a step."""
+    from benchbox.training.progress import LOG_SECONDS, TrainingProgress
+
+    now = [0.0]
+    progress = TrainingProgress("train", total=10, done=0, batch_size=32, main=True, clock=lambda: now[0])
+    with progress:
+        for step in range(1, 11):
+            now[0] += 20.0
+            progress.update(step, 0, loss=1.5, lr=2e-4)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
+    assert LOG_SECONDS == 30.0
+    # step 1 at once, then every 30 s of a 20 s step: steps 3, 5, 7, 9
+    assert [line.split()[1] for line in lines] == ["1/10", "3/10", "5/10", "7/10", "9/10"]
+    assert lines[0].endswith("1.6 captions/s eta 3.0 min")  # 32 captions / 20 s; 9 steps left at 20 s
+    assert lines[1].endswith("1.6 captions/s eta 2.3 min")  # 2 steps in 40 s; 7 steps left

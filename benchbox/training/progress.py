@@ -1,25 +1,28 @@
 """Progress of a training loop on stderr: a live bar on a terminal (rich holds back other output while a live
-display runs), else a log line every :data:`LOG_EVERY` steps with the step, loss, rate and time left; nothing
+display runs), else a log line after the first step and then every :data:`LOG_SECONDS` seconds with the step,
+loss, rate and time left (a log file shows progress within the first minute, whatever a step costs); nothing
 with ``--quiet`` or on a rank other than 0.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from benchbox.console import err, log
 
-#: steps between progress lines when stderr is not a terminal
-LOG_EVERY = 50
+#: seconds between progress lines when stderr is not a terminal
+LOG_SECONDS = 30.0
 
 
 class TrainingProgress:
     """``with TrainingProgress(...) as progress:`` then :meth:`update` after every step."""
 
-    def __init__(self, description: str, *, total: int, done: int, batch_size: int, main: bool) -> None:
+    def __init__(self, description: str, *, total: int, done: int, batch_size: int, main: bool,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
         self.batch_size = batch_size
         self.main = main
@@ -30,7 +33,9 @@ class TrainingProgress:
         self.bar = Progress(*columns, console=err, transient=False, disable=not self.live)
         self.description = description
         self.done = done
-        self._mark = (done, time.perf_counter())
+        self.clock = clock
+        self._mark = (done, clock())
+        self._logged = False
 
     def __enter__(self) -> TrainingProgress:
         self.bar.__enter__()
@@ -42,11 +47,15 @@ class TrainingProgress:
         self.bar.__exit__(kind, exc, tb)
 
     def update(self, global_step: int, epoch: int, loss: float, lr: float) -> None:
-        """After a step: the bar, or every :data:`LOG_EVERY` steps a line (``epoch`` counted from 0)."""
+        """After a step: the bar, or a line after the first step and every :data:`LOG_SECONDS` (``epoch``
+        counted from 0)."""
         self.bar.update(self.task, completed=global_step, loss=loss, lr=lr)
-        if not self.live and self.main and global_step % LOG_EVERY == 0:
-            now = time.perf_counter()
-            steps, then = self._mark
+        if self.live or not self.main:
+            return
+        now = self.clock()
+        steps, then = self._mark
+        if not self._logged or now - then >= LOG_SECONDS:
+            self._logged = True
             rate = (global_step - steps) / max(now - then, 1e-9)
             eta = (self.total - global_step) / max(rate, 1e-9)
             log(f"step {global_step}/{self.total} epoch {epoch + 1} loss {loss:.3f} "

@@ -6,8 +6,8 @@ the main thread: while one step sits in a long C++ call (a huge batch, a very lo
 at all, and SIGTERM once had no effect for half an hour. So the C-level handler also writes the signal number
 to a wake-up socket (:func:`signal.set_wakeup_fd`), which a watcher thread reads at once. If the loop has not
 reached its check ``grace`` seconds (default 1) after the signal, the watcher ends the process with status
-128 + signal number; the last checkpoint on disk stays valid for ``--resume``. A second signal ends it at
-once.
+128 + signal number, saying what exists on disk: the last checkpoint (valid for ``--resume``), or that none
+was written yet. A second signal ends it at once.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -26,10 +27,12 @@ GRACE_SECONDS = 1.0
 
 
 class StopRequest:
-    """SIGINT/SIGTERM ask the loop to stop at its next :meth:`check`; see the module docstring."""
+    """SIGINT/SIGTERM ask the loop to stop at its next :meth:`check`; see the module docstring. ``checkpoint``:
+    the run's resumable checkpoint file (None: the run keeps none), named when the process is cut short."""
 
-    def __init__(self, grace: float = GRACE_SECONDS) -> None:
+    def __init__(self, grace: float = GRACE_SECONDS, checkpoint: Path | None = None) -> None:
         self.grace = grace
+        self.checkpoint = checkpoint
         self.requested = False
         #: the signal that asked for the stop (None: no signal); the CLI exits 128 + it after saving
         self.signum: int | None = None
@@ -91,5 +94,13 @@ class StopRequest:
                 if signals == 1 and self._seen.wait(self.grace):
                     continue  # the loop reached its check: it stops cleanly, with a checkpoint
                 os.write(2, f"benchbox: signal {signum} during a training step: stopped without a new "
-                            "checkpoint (the last one stays valid for --resume)\n".encode())
+                            f"checkpoint ({self._on_disk()})\n".encode())
                 os._exit(128 + signum)
+
+    def _on_disk(self) -> str:
+        """What a cut-short run leaves to resume from."""
+        if self.checkpoint is None:
+            return "this run keeps no checkpoint: run it again to start over"
+        if self.checkpoint.is_file():
+            return f"the last one, {self.checkpoint}, stays valid for --resume"
+        return "none had been written yet: run the same command again to start over"

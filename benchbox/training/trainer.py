@@ -84,7 +84,7 @@ class Trainer:
         self.label = label
         self.manifest = RunManifest(out, writer=dist.is_main)
         self.guard = FiniteGuard()
-        self.stop = StopRequest()
+        self.stop = StopRequest(checkpoint=out / CHECKPOINT_FILE)
         #: the signal (SIGINT/SIGTERM) that stopped :meth:`run` after its checkpoint; None when it did not
         self.stopped_by_signal: int | None = None
 
