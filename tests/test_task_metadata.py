@@ -264,3 +264,20 @@ def test_runs_without_metadata_of_uninstalled_tasks_keep_the_old_conventions():
     assert set(legacy_tests(None).metrics) == {"pearson"}
     with pytest.raises(BenchboxError, match="match no known convention"):
         legacy_tests(frame("subset", "x"))
+
+
+def test_describe_names_each_data_file_with_its_expected_sha256():
+    """The README promises data files with sha256 (issue #27: only declared package files had one)."""
+    from typer.testing import CliRunner
+
+    from benchbox.cli import app
+    from benchbox.data import known_files
+
+    described = CliRunner().invoke(app, ["describe", "sts12"])
+    assert described.exit_code == 0, described.output
+    expected = {k.path: k.sha256 for k in known_files()["sts12"]}
+    msrpar = "senteval/downstream/STS/STS12-en-test/STS.input.MSRpar.txt"
+    assert f"    {msrpar} sha256 {expected[msrpar]}" in described.output.splitlines()
+    assert expected[msrpar] == "093b36d9cc1cd26364885c0f5d5be7ed024f475bceb552384f7fd489174b3c4f"
+    listed = [line for line in described.output.splitlines() if line.startswith("    senteval/")]
+    assert len(listed) == 10 and all(" sha256 " in line for line in listed)

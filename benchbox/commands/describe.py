@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from benchbox.console import out
+from benchbox.data import known_files
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.task import DataFile, TaskGroup, TaskOptions, task_class
@@ -37,7 +38,8 @@ def describe_lines(name: str) -> list[str]:
     declared = [f for f in task.data_files if isinstance(f, DataFile)]
     files = [f for f in task().required_files(TaskOptions()) if f not in {d.path for d in declared}]
     lines.append("  data files (default options):" if files or declared else "  data files: none")
-    lines += [f"    {f}" for f in files]
+    expected = {known.path: known.sha256 for entries in known_files().values() for known in entries}
+    lines += [f"    {f}{' sha256 ' + expected[f] if f in expected else ' (no published checksum)'}" for f in files]
     for f in declared:
         where = f" (in {f.package_dir})" if f.package_dir else ""
         lines.append(f"    {f.path}{where}{' sha256 ' + f.sha256 if f.sha256 else ''}")
