@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -84,3 +84,8 @@ POSITIVE = in_range(0, low_open=True)
 NON_NEGATIVE = in_range(0)
 #: probabilities of dropping a unit: 0 ≤ p < 1
 DROPOUT = in_range(0, 1, high_open=True)
+
+#: ``--threads``, declared once for every command that computes (applied by :func:`benchbox.threads.set_threads`)
+THREADS = Annotated[Optional[int], typer.Option(
+    "--threads", help="CPU threads for tensor and BLAS work (default: the CPUs this process may use, its cgroup "
+    "quota and affinity included); recorded in the run manifest.", callback=AT_LEAST_1)]

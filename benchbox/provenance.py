@@ -9,8 +9,8 @@
 * ``provenance``: ``components`` (for an evaluation: the module, distribution and version that provided the
   encoder class and each task class, found with ``importlib.metadata.packages_distributions``, so a
   third-party plugin's version is recorded), ``benchbox_git`` (``revision`` and ``dirty`` when benchbox is
-  imported from a git checkout, else null), ``python``, ``platform``, ``cpu`` (model and logical core count)
-  and ``gpu`` (the CUDA device names torch sees when the run imported torch, else an empty list).
+  imported from a git checkout, else null), ``python``, ``platform``, ``cpu`` (model, logical core count, the CPUs
+  this process may use and the threads in force: :mod:`benchbox.threads`) and ``gpu`` (the CUDA device names torch sees when the run imported torch, else an empty list).
 
 Everything here is best effort and fast (two ``git`` calls of at most a few seconds, cached per process): a
 machine without git, ``/proc/cpuinfo`` or CUDA records null, never fails the run.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchbox.jsonio import SCHEMA_VERSION
+from benchbox.threads import cpu_count, threads_in_use
 
 #: the distributions whose versions every manifest records (when installed)
 RECORDED_PACKAGES = ("benchbox", "numpy", "scipy", "pandas", "scikit-learn", "statsmodels", "torch", "torchvision",
@@ -130,7 +131,7 @@ def environment() -> dict[str, Any]:
                    "executable": sys.executable},
         "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                      "description": platform.platform()},
-        "cpu": {"model": cpu_model(), "count": os.cpu_count()},
+        "cpu": {"model": cpu_model(), "count": os.cpu_count(), "available": cpu_count(), "threads": threads_in_use()},
         "gpu": gpus(),
     }
 

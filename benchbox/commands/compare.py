@@ -12,7 +12,8 @@ from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import json_option, to_stdout
 from benchbox.outdir import check_output_file
-from benchbox.options import AT_LEAST_0, in_range
+from benchbox.options import AT_LEAST_0, THREADS, in_range
+from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.task import TaskOptions
 
@@ -46,6 +47,7 @@ def compare_command(
     csv: Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv); - for standard output (the table only).")] = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Tables with every column (both values, test, raw and both adjusted p), even wider than the terminal.")] = False,
+    threads: THREADS = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
@@ -54,6 +56,7 @@ def compare_command(
     from benchbox.compare import compare
 
     set_quiet(quiet)
+    set_threads(threads)
     if to_stdout(csv) and to_stdout(json_path):
         raise BenchboxError("--csv - and --json - both ask for standard output: send one of them to a file")
     results_to_stderr(to_stdout(csv) or to_stdout(json_path))

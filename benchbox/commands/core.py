@@ -18,10 +18,11 @@ from benchbox.evaluation import Evaluation, load_encoder, run_tasks
 from benchbox.labels import label_option, model_folder_label
 from benchbox.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
 from benchbox.outdir import check_output_file, check_writable
-from benchbox.options import AT_LEAST_0, AT_LEAST_1
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, THREADS
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
 from benchbox.task import TaskGroup, TaskOptions, metric_unit, resolve_tasks
+from benchbox.threads import set_threads
 
 
 class Kind(str, Enum):
@@ -155,10 +156,12 @@ def eval_command(
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
+    threads: THREADS = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores)."""
     set_quiet(quiet)
+    set_threads(threads)
     results_to_stderr(to_stdout(json_path))
     check_output_file(json_path, "--json")
     task, task_options = parse_task_arguments(task, task_option)

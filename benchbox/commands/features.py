@@ -9,7 +9,8 @@ import typer
 
 from benchbox.console import log, progress_bar, set_quiet
 from benchbox.outdir import output_file_lock
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, POSITIVE
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, POSITIVE, THREADS
+from benchbox.threads import set_threads
 
 features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
 
@@ -25,11 +26,13 @@ def extract(
     workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).", callback=AT_LEAST_0)] = 0,
     skip_unreadable: Annotated[bool, typer.Option(help="Warn about and skip unreadable image files instead of stopping.")] = False,
     save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.", callback=POSITIVE)] = 60.0,
+    threads: THREADS = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """ResNet-152 penultimate-layer features (2048-d), averaged over 10 crops, for every image in --images."""
 
     set_quiet(quiet)
+    set_threads(threads)
     with output_file_lock(out, "--out"):
         _extract(images, out, weights, batch_size, device, resume, workers, skip_unreadable, save_every)
 

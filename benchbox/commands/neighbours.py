@@ -12,7 +12,8 @@ from benchbox.data import existing_data_dir
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import json_option, to_stdout, write_json
-from benchbox.options import AT_LEAST_1
+from benchbox.options import AT_LEAST_1, THREADS
+from benchbox.threads import set_threads
 from benchbox.outdir import check_output_file
 
 
@@ -41,6 +42,7 @@ def neighbours_command(
     cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
     json_path: json_option("Write the neighbours as JSON (for `benchbox report --neighbours FILE`) instead of tables:") = None,
+    threads: THREADS = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Print each query's k nearest corpus captions (cosine) under every encoder, side by side."""
@@ -53,6 +55,7 @@ def neighbours_command(
     from benchbox.neighbours import load_corpus, neighbours
 
     set_quiet(quiet)
+    set_threads(threads)
     results_to_stderr(to_stdout(json_path))
     check_output_file(json_path, "--json")
     queries = read_queries(query or [], query_file or [])

@@ -12,7 +12,7 @@ import typer
 from benchbox.data import existing_data_dir
 from benchbox.console import out, set_quiet
 from benchbox.labels import label_option
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE, THREADS
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 
@@ -37,7 +37,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
         data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
         checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).", callback=AT_LEAST_1)] = 200,
-        threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.", callback=AT_LEAST_1)] = None,
+        threads: THREADS = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
     ) -> None:
         from benchbox.training.trainer import Trainer

@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, DROPOUT, NON_NEGATIVE, POSITIVE, in_range
+from benchbox.options import AT_LEAST_0, AT_LEAST_1, DROPOUT, NON_NEGATIVE, POSITIVE, THREADS, in_range
+from benchbox.threads import set_threads
 
 
 def train_infersent(
@@ -34,7 +35,7 @@ def train_infersent(
     max_train: Annotated[Optional[int], typer.Option(help="Use only the first N training pairs.", callback=AT_LEAST_1)] = None,
     max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.", callback=AT_LEAST_1)] = None,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
-    threads: Annotated[Optional[int], typer.Option(help="torch CPU threads.", callback=AT_LEAST_1)] = None,
+    threads: THREADS = None,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
@@ -42,10 +43,7 @@ def train_infersent(
     from benchbox.training.nli import NLIConfig, NLITrainer
 
     set_quiet(quiet)
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
+    set_threads(threads)
     config = NLIConfig(
         nli=str(nli), word_vectors=word_vectors, hidden=hidden, fc_dim=fc_dim, nonlinear_fc=nonlinear_fc,
         dropout_fc=dropout_fc, padding=padding, epochs=epochs, batch_size=batch_size, lr=lr, decay=decay,

@@ -39,6 +39,7 @@ from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
 from benchbox.store import new_run_id
+from benchbox.threads import set_threads
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, restore, resume_state, save_checkpoint
 from benchbox.training.config import TrainConfig
@@ -95,8 +96,7 @@ class Trainer:
         """Lock the run folder (``runs_dir``/<new id> by default), load the data, build the model and, with
         ``resume``, restore the checkpoint of the run in ``out``."""
         dist = Distributed()
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        set_threads(config.threads)
         folder = Path(dist.broadcast(str(out) if out else str(Path(runs_dir) / new_run_id(config.encoder))))
         lock = ExitStack()
         if dist.is_main:
