@@ -24,6 +24,7 @@ Sequences are packed (``pack_padded_sequence``), so the recurrent layer never ru
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,9 @@ def read_checkpoint_file(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise BenchboxError(f"checkpoint {path} does not exist")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # a foreign pickle makes torch warn of its protocol before refusing it
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, UnpicklingError, EOFError, ... for bad files
         raise BenchboxError(
             f"checkpoint {path} is corrupt or not a weights-only torch file ({type(exc).__name__}: "
