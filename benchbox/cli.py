@@ -27,6 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is printed literally: `[study]`, `[[encoder]]`, `benchbox[ray]` stay
 )
 _show_python_warning = warnings.showwarning
 #: ``--debug`` / ``BENCHBOX_DEBUG=1``: user errors raise with their traceback instead of one line

@@ -96,3 +96,21 @@ def test_cli_prints_one_line_and_exits_2():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: --lr-min (1) must not exceed --lr-max (0.1)"
+
+
+def test_help_text_is_printed_literally():
+    """Square brackets in help text are text, not console markup (issue #27: `study --help` lost `[study]`,
+    `[[encoder]]` and `benchbox[ray]`): every bracketed word of every option's help reaches the screen."""
+    import re
+
+    from typer.testing import CliRunner
+
+    root = typer.main.get_command(app)
+    checked = 0
+    for path, command in _commands(root):
+        shown = " ".join(CliRunner().invoke(app, [*path, "--help"], terminal_width=200).output.split())
+        for param in command.params:
+            for token in re.findall(r"\S*\[[^\]\s]*\]+\S*", " ".join((getattr(param, "help", "") or "").split())):
+                assert token in shown, (path, token)
+                checked += 1
+    assert checked >= 3
