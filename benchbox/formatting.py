@@ -1,6 +1,7 @@
 """How numbers appear to a person, in terminal tables and reports alike: correlations × 100 (as Merkx & Frank
-2019 print them), percentages and ranks with one decimal, intervals in brackets or as ± half-widths, p-values
-with three decimals. Machine output (JSON, CSV, run folders) keeps the stored values unscaled."""
+2019 print them), percentages and ranks with one decimal, other values with four significant digits, a value
+and its interval bounds at one precision, intervals in brackets or as ± half-widths, p-values with three
+decimals, and never ``-0.0``. Machine output (JSON, CSV, run folders) keeps the stored values unscaled."""
 
 from __future__ import annotations
 
@@ -27,24 +28,45 @@ def scale(metric: str) -> float:
 
 
 def one_decimal(value: Any) -> str:
-    return MISSING if is_missing(value) else f"{float(value):.1f}"
+    return MISSING if is_missing(value) else _fixed(float(value), 1)
 
 
-def number(value: Any, metric: str) -> str:
-    """``value`` of ``metric`` in display units (``—`` when missing)."""
+def decimals(metric: str, *shown: float) -> int:
+    """Decimals of ``metric`` in display units: one for correlations × 100, percentages and ranks; for any
+    other metric four significant digits of the largest of ``shown`` (at most six decimals), so that a value
+    and its interval bounds share one precision (``0.0945 [0.0237, 0.1754]``)."""
+    if scale(metric) != 1.0 or metric in ONE_DECIMAL:
+        return 1
+    magnitude = max((abs(x) for x in shown if math.isfinite(x)), default=0.0)
+    return 4 if magnitude == 0 else min(6, max(0, 3 - math.floor(math.log10(magnitude))))
+
+
+def _fixed(value: float, places: int) -> str:
+    """``value`` with ``places`` decimals, never ``-0.0``: a value that rounds to zero has no sign."""
+    text = f"{value:.{places}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def number(value: Any, metric: str, places: int | None = None) -> str:
+    """``value`` of ``metric`` in display units (``—`` when missing), with ``places`` decimals (default:
+    :func:`decimals` of the value)."""
     if is_missing(value):
         return MISSING
     value = float(value) * scale(metric)
-    if scale(metric) != 1.0 or metric in ONE_DECIMAL:
-        return f"{value:.1f}"
-    return f"{value:.4g}"
+    return _fixed(value, decimals(metric, value) if places is None else places)
+
+
+def _shared_places(metric: str, *values: Any) -> int:
+    """One precision for a value and its interval bounds (:func:`decimals` of the largest)."""
+    return decimals(metric, *(float(v) * scale(metric) for v in values if not is_missing(v)))
 
 
 def with_interval(value: Any, low: Any, high: Any, metric: str) -> str:
     """``42.3 [36.2, 48.0]``; the bare value when there is no interval."""
     if is_missing(low) or is_missing(high):
         return number(value, metric)
-    return f"{number(value, metric)} [{number(low, metric)}, {number(high, metric)}]"
+    places = _shared_places(metric, value, low, high)
+    return f"{number(value, metric, places)} [{number(low, metric, places)}, {number(high, metric, places)}]"
 
 
 def plus_minus(value: Any, low: Any, high: Any, metric: str) -> str:
@@ -52,11 +74,12 @@ def plus_minus(value: Any, low: Any, high: Any, metric: str) -> str:
     displayed precision; the bare value when there is no interval."""
     if is_missing(value) or is_missing(low) or is_missing(high):
         return number(value, metric)
-    above = number(float(high) - float(value), metric)
-    below = number(float(value) - float(low), metric)
+    places = _shared_places(metric, value, low, high)
+    above = number(float(high) - float(value), metric, places)
+    below = number(float(value) - float(low), metric, places)
     if above == below:
-        return f"{number(value, metric)} ± {above}"
-    return f"{number(value, metric)} +{above}/−{below}"
+        return f"{number(value, metric, places)} ± {above}"
+    return f"{number(value, metric, places)} +{above}/−{below}"
 
 
 def p_value(p: Any) -> str:

@@ -72,7 +72,7 @@ def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
     for r, row, p in zip(RECORDS, body, ("0.021", "0.042", "0.063", "0.084", "0.105")):
         cells = row.split()
         assert cells[0] in ("n.s.", "worse") and f"{r.task}/{r.subset}/{r.metric}" in cells
-        expected = "-10.1 [-17.2, -3.0]" if fmt.scale(r.metric) == 100 else "-0.1 [-0.2, -0.0]"  # r10: % as stored
+        expected = "-10.1 [-17.2, -3.0]" if fmt.scale(r.metric) == 100 else "-0.1 [-0.2, 0.0]"  # r10: % as stored; never -0.0
         assert expected in row and row.endswith(p)
     assert body[0].startswith("n.s. ≈") and body[1].startswith("worse ")
     assert "steiger" not in "\n".join(lines)  # the test and raw p are in the wide view only
@@ -129,3 +129,13 @@ def test_compare_cli_wide_prints_every_column_wider_than_piped_output():
     assert max(map(len, wide)) > 80 and wide[1].split()[-4:] == ["p", "holm", "p", "bh"]
     row = next(line for line in wide if " surprise.SMTnews " in line)
     assert row.split()[:5] == ["n.s.", "≈", "sts12", "surprise.SMTnews", "pearson"] and "steiger-worst-case" in row
+
+
+def test_a_value_and_its_interval_share_one_precision_and_zero_has_no_sign():
+    """Issue #27: MSE rows mixed precisions (`0.0945 [0.02371, 0.1754]`) and `-0.0` was printed."""
+    assert fmt.with_interval(0.0945, 0.02371, 0.1754, "mse") == "0.0945 [0.0237, 0.1754]"
+    assert fmt.with_interval(-0.0004, -0.0021, 0.0012, "pearson") == "0.0 [-0.2, 0.1]"
+    assert fmt.number(-0.04, "r10") == "0.0" and fmt.number(-0.06, "r10") == "-0.1"
+    assert fmt.number(12345.6, "e_intra") == "12346" and fmt.number(0.123456, "auc") == "0.1235"
+    assert fmt.plus_minus(0.2751, 0.2471, 0.3031, "pearson") == "27.5 ± 2.8"
+    assert fmt.plus_minus(1.5, 1.25, 1.7, "mse") == "1.500 +0.200/−0.250"
