@@ -8,6 +8,7 @@ characters. Styles are given with ``style=`` or :class:`rich.text.Text`, never a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -42,9 +43,40 @@ def error(message: str) -> None:
     err.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
 
 
+#: seconds between plain progress lines when stderr is not a terminal (a log file)
+LOG_SECONDS = 30.0
+
+
+class Heartbeat:
+    """When a plain progress line is due: at the first call of :meth:`due`, then every ``seconds``, so a log
+    file shows progress at once and at a steady interval, whatever one step costs."""
+
+    def __init__(self, seconds: float = LOG_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self.last: float | None = None
+
+    def due(self) -> bool:
+        now = self.clock()
+        if self.last is not None and now - self.last < self.seconds:
+            return False
+        self.last = now
+        return True
+
+
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr; yields ``update(done, total)``."""
+def progress_bar(description: str, *, clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on a terminal, else a plain line on stderr when :class:`Heartbeat` says so and at
+    the end (nothing with ``--quiet``); yields ``update(done, total)``."""
+    if not err.is_terminal:
+        heartbeat, started = Heartbeat(clock=clock), clock()
+
+        def log_line(done: int, total: int) -> None:
+            if done >= total or heartbeat.due():
+                log(f"{description}: {done}/{total} in {clock() - started:.0f} s")
+
+        yield log_line
+        return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=err.quiet) as bar:

@@ -117,7 +117,8 @@ def test_config_validation():
 def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady_interval(capsys):
     """With stderr not a terminal, a slow run still logs at once (issue #27: `train ... > log` wrote nothing for
     7 minutes, one line every 50 steps); a fake clock stands in for time, 20 s a step."""
-    from benchbox.training.progress import LOG_SECONDS, TrainingProgress
+    from benchbox.console import LOG_SECONDS
+    from benchbox.training.progress import TrainingProgress
 
     now = [0.0]
     progress = TrainingProgress("train", total=10, done=0, batch_size=32, main=True, clock=lambda: now[0])
@@ -131,3 +132,22 @@ def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady
     assert [line.split()[1] for line in lines] == ["1/10", "3/10", "5/10", "7/10", "9/10"]
     assert lines[0].endswith("1.6 captions/s eta 3.0 min")  # 32 captions / 20 s; 9 steps left at 20 s
     assert lines[1].endswith("1.6 captions/s eta 2.3 min")  # 2 steps in 40 s; 7 steps left
+
+
+def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys):
+    """``eval ... > log 2>&1`` (stderr not a terminal): a line at the first update, then every 30 s, and at the
+    end; a fake clock stands in for time, 20 s an update."""
+    from benchbox.console import progress_bar
+
+    now = [0.0]
+
+    def clock():
+        return now[0]
+
+    with progress_bar("encoding with glove-bow", clock=clock) as update:
+        for done in range(100, 600, 100):
+            now[0] += 20.0
+            update(done, 500)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["encoding with glove-bow: 100/500 in 20 s", "encoding with glove-bow: 300/500 in 60 s",
+                     "encoding with glove-bow: 500/500 in 100 s"]

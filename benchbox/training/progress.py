@@ -1,6 +1,7 @@
 """Progress of a training loop on stderr: a live bar on a terminal (rich holds back other output while a live
-display runs), else a log line after the first step and then every :data:`LOG_SECONDS` seconds with the step,
-loss, rate and time left (a log file shows progress within the first minute, whatever a step costs); nothing
+display runs), else a log line after the first step and then every
+:data:`benchbox.console.LOG_SECONDS` seconds (:class:`benchbox.console.Heartbeat`) with the step, loss, rate
+and time left (a log file shows progress within the first minute, whatever a step costs); nothing
 with ``--quiet`` or on a rank other than 0.
 """
 
@@ -12,10 +13,7 @@ from types import TracebackType
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from benchbox.console import err, log
-
-#: seconds between progress lines when stderr is not a terminal
-LOG_SECONDS = 30.0
+from benchbox.console import Heartbeat, err, log
 
 
 class TrainingProgress:
@@ -34,8 +32,8 @@ class TrainingProgress:
         self.description = description
         self.done = done
         self.clock = clock
+        self.heartbeat = Heartbeat(clock=clock)
         self._mark = (done, clock())
-        self._logged = False
 
     def __enter__(self) -> TrainingProgress:
         self.bar.__enter__()
@@ -47,15 +45,13 @@ class TrainingProgress:
         self.bar.__exit__(kind, exc, tb)
 
     def update(self, global_step: int, epoch: int, loss: float, lr: float) -> None:
-        """After a step: the bar, or a line after the first step and every :data:`LOG_SECONDS` (``epoch``
-        counted from 0)."""
+        """After a step: the bar, or a line when the heartbeat is due (``epoch`` counted from 0)."""
         self.bar.update(self.task, completed=global_step, loss=loss, lr=lr)
         if self.live or not self.main:
             return
-        now = self.clock()
-        steps, then = self._mark
-        if not self._logged or now - then >= LOG_SECONDS:
-            self._logged = True
+        if self.heartbeat.due():
+            now = self.clock()
+            steps, then = self._mark
             rate = (global_step - steps) / max(now - then, 1e-9)
             eta = (self.total - global_step) / max(rate, 1e-9)
             log(f"step {global_step}/{self.total} epoch {epoch + 1} loss {loss:.3f} "
