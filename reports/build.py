@@ -24,7 +24,12 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
     runs = [s for s in sources if not s.is_reference]
     references = [s for s in sources if s.is_reference]
     data = results.tidy(sources)
-    sections = [_runs_section(runs, references)]
+    sections: list[Section] = []
+    # the answer first: the claims, then the evidence per task, then the tests, training and provenance
+    claims = getattr(comparison, "claims", None)
+    if claims is not None and not claims.empty:
+        sections.append(Section("claims", "Claims", claims_blocks(
+            claims, comparison.claim_rows, comparison.claim_seeds, [headline(c) for _, c in claims.iterrows()])))
     for section in (_semantic_section(data, references), _retrieval_section(data), _transfer_section(data),
                     structure_section(data, neighbours or [])):
         if section:
@@ -33,15 +38,11 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
                  for group, table in results.group_tables(data)]
     if comparison is not None:
         sections.append(Section("significance", "Pairwise significance", significance_blocks(comparison)))
-        claims = getattr(comparison, "claims", None)
-        if claims is not None and not claims.empty:
-            sections.append(Section("claims", "Claims", claims_blocks(
-                claims, comparison.claim_rows, comparison.claim_seeds, [headline(c) for _, c in claims.iterrows()])))
     sections.extend(_training_sections(runs))
     other = results.other_table(data)
     if other:
         sections.append(Section("other-metrics", "Other metrics", [other]))
-    sections.append(_provenance_section(runs))
+    sections += [_runs_section(runs, references), _provenance_section(runs)]
     if comparison is not None:
         sections.append(Section("appendix-tests", "Appendix: all pairwise tests", appendix_blocks(comparison),
                                 collapsed=True))
@@ -61,7 +62,7 @@ def _slug(text: str) -> str:
 def _runs_section(runs: list[Source], references: list[Source]) -> Section:
     blocks: list[Block] = [
         Paragraph("The runs in this report (times in UTC); their encoder configurations, options, data checksums "
-                  "and package versions are in Provenance details at the end."),
+                  "and package versions are in Provenance details below."),
         provenance.runs_table(runs),
     ]
     if references:

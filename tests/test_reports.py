@@ -296,6 +296,22 @@ def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
     assert "&lt;script&gt;window.__xss=2" in html
 
 
+def test_the_answer_comes_first(tmp_path):
+    """Issue #27: the claims opened at 8,746 px of a 20,674 px page, after provenance and every table. Now:
+    claims, the evidence per task, the tests, then the runs and provenance as an appendix."""
+    from tests.test_compare import make_run
+
+    good, bad = make_run(tmp_path, "good", 1.0, 0, 0.8), make_run(tmp_path, "bad", 1.5, 2, 0.75)
+    result = CliRunner().invoke(app, ["report", str(good), str(bad), "--compare", "--out", str(tmp_path / "r.html"),
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text()
+    order = ["claims", "semantic", "significance", "runs", "provenance", "appendix-tests"]
+    at = [html.index(f'id="{section}"') for section in order]
+    assert at == sorted(at), dict(zip(order, at))
+    assert "pooled Δz" in html[at[0]:at[1]]
+
+
 def test_user_errors(tmp_path, runs, monkeypatch, capsys):
     with pytest.raises(BenchboxError, match="no run given"):
         write_report([], tmp_path / "r.md")

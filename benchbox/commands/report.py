@@ -19,7 +19,7 @@ def report_command(
     neighbours: Annotated[Optional[list[Path]], typer.Option("--neighbours", help="A `benchbox neighbours --json` output file to show as tables; repeatable.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages (the comparisons being run).")] = False,
 ) -> None:
-    """Write a report on runs: provenance, semantic table and figure, retrieval, transfer, significance, training curves."""
+    """Write a report on runs: claims first (with --compare), then semantic table and figure, retrieval, transfer, significance, training curves, and provenance."""
     from benchbox.reports import write_report
 
     set_quiet(quiet)
