@@ -247,9 +247,15 @@ class EmbeddingCache:
         shard = uuid.uuid4().hex
         emb_bytes = _npy_bytes(emb)
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
-        write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
-        write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
-        write_bytes(folder / f"{shard}.keys.npy", keys_bytes)
+        keys_file = folder / f"{shard}.keys.npy"
+        try:
+            write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
+            write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
+            write_bytes(keys_file, keys_bytes)
+        except BaseException:  # a full disk, an interrupt: no half shard stays behind
+            for path in shard_files(keys_file):
+                path.unlink(missing_ok=True)
+            raise
         shard_id = len(self._shards[fingerprint])
         self._shards[fingerprint].append(emb)
         index = self._index[fingerprint]

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent
-from benchbox.console import error, log, results_to_stderr
+from benchbox.console import error, log, named_stdout, results_to_stderr
 from benchbox.errors import BenchboxError
 from benchbox.include import include_file
 from benchbox.registry import PluginWarning
@@ -88,7 +88,8 @@ def main() -> None:
     DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
     warnings.showwarning = _show_plugin_warning
     try:
-        app()
+        with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
+            app()
     except BenchboxError as exc:
         if DEBUG["on"]:
             raise
