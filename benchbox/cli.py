@@ -8,18 +8,31 @@ disk full) print one line on stderr and exit with status 2, without a traceback;
 from __future__ import annotations
 
 import os
+import signal
 import sys
-import warnings
-from pathlib import Path
-from typing import Annotated, Optional
 
-import typer
 
-from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent
-from benchbox.console import error, log, named_stdout, results_to_stderr
-from benchbox.errors import BenchboxError
-from benchbox.include import include_file
-from benchbox.registry import PluginWarning
+def _interrupted_while_starting(signum, frame) -> None:
+    """Ctrl-C while the modules below import (the first second or so): one line and status 130, not a
+    traceback from the middle of an import. :func:`main` restores Python's handler."""
+    sys.stderr.write("error: interrupted while benchbox was starting; nothing was done\n")
+    sys.exit(128 + signum)
+
+
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a host that set its own keeps it
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import warnings  # noqa: E402 - after the handler: these imports are what it covers
+from pathlib import Path  # noqa: E402
+from typing import Annotated, Optional  # noqa: E402
+
+import typer  # noqa: E402
+
+from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent  # noqa: E402
+from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
+from benchbox.errors import BenchboxError  # noqa: E402
+from benchbox.include import include_file  # noqa: E402
+from benchbox.registry import PluginWarning  # noqa: E402
 
 app = typer.Typer(
     name="benchbox",
@@ -85,11 +98,17 @@ def os_error_message(exc: OSError) -> str:
 
 
 def main() -> None:
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
     warnings.showwarning = _show_plugin_warning
     try:
         with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
             app()
+    except SystemExit as exc:  # typer ends a Ctrl-C in a command with status 130 and no word: say it
+        if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
+            error("interrupted (Ctrl-C); what was being computed is lost, files already written are whole")
+        raise
     except BenchboxError as exc:
         if DEBUG["on"]:
             raise
