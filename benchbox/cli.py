@@ -2,7 +2,8 @@
 
 Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: permission denied, missing,
 disk full) print one line on stderr and exit with status 2, without a traceback; ``benchbox --debug ...`` or
-``BENCHBOX_DEBUG=1`` shows the traceback instead.
+``BENCHBOX_DEBUG=1`` (also ``true``, ``yes``, ``on``; ``0``, ``false``, ``no``, ``off`` or unset: off; anything
+else is an error) shows the traceback instead. Environment variables are checked like options, first.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from benchbox.commands import cache, compare, core, data, describe, features, ne
 from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
 from benchbox.errors import BenchboxError  # noqa: E402
 from benchbox.include import include_file  # noqa: E402
+from benchbox.limits import max_chars  # noqa: E402
 from benchbox.registry import PluginWarning  # noqa: E402
 
 app = typer.Typer(
@@ -97,13 +99,29 @@ def os_error_message(exc: OSError) -> str:
     return f"{paths}: {reason}{hint}"
 
 
+#: the values of ``$BENCHBOX_DEBUG``: on, and off (unset or empty is off too)
+DEBUG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _check_environment() -> None:
+    """The environment variables benchbox reads, checked like options before any work: ``$BENCHBOX_DEBUG``
+    (sets :data:`DEBUG`) and ``$BENCHBOX_MAX_CHARS`` (:mod:`benchbox.limits`); a bad value is one line."""
+    raw = os.environ.get("BENCHBOX_DEBUG", "").strip().lower()
+    if raw and raw not in DEBUG_VALUES:
+        raise BenchboxError(f"$BENCHBOX_DEBUG must be one of {', '.join(DEBUG_VALUES)} (or unset), not "
+                            f"{os.environ['BENCHBOX_DEBUG']!r}")
+    DEBUG["on"] = DEBUG_VALUES.get(raw, False)
+    max_chars()
+
+
 def main() -> None:
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
+    DEBUG["on"] = False
     warnings.showwarning = _show_plugin_warning
     try:
         with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
+            _check_environment()
             app()
     except SystemExit as exc:  # typer ends a Ctrl-C in a command with status 130 and no word: say it
         if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
