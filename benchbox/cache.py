@@ -241,7 +241,6 @@ class EmbeddingCache:
         return out
 
     def _add_shard(self, fingerprint: str, keys: list[bytes], emb: np.ndarray) -> None:
-        mark_cache_root(self.directory)
         folder = self.directory / fingerprint
         folder.mkdir(parents=True, exist_ok=True)
         shard = uuid.uuid4().hex
@@ -256,6 +255,7 @@ class EmbeddingCache:
             for path in shard_files(keys_file):
                 path.unlink(missing_ok=True)
             raise
+        mark_cache_root(self.directory)  # after the shard: a write that failed leaves no file at all
         shard_id = len(self._shards[fingerprint])
         self._shards[fingerprint].append(emb)
         index = self._index[fingerprint]

@@ -99,8 +99,10 @@ def named_stdout() -> Iterator[None]:
     original = sys.stdout
     sys.stdout = _NamedStdout(original)
     try:
-        yield
-        sys.stdout.flush()
+        try:
+            yield
+        finally:  # also when the command ends with SystemExit, as typer's always do
+            sys.stdout.flush()
     except OSError as exc:
         if exc.filename == STANDARD_OUTPUT:
             try:

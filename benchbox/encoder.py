@@ -72,15 +72,17 @@ GUARDED = {"dim": "dim", "config": "config()", "weights_digest": "weights_digest
            "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()"}
 
 
-def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
+def _guarded(method: Callable[..., Any], attribute: str) -> Callable[..., Any]:
+    """``method`` (the encoder's ``attribute``) behind :func:`encoder_call`; ``encode_images`` also checked."""
     if getattr(method, "__benchbox_guarded__", False):
         return method
+    call = GUARDED[attribute]
 
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
         with encoder_call(_name(self), call):
             out = method(self, *args, **kwargs)
-        if method.__name__ == "encode_images":
+        if attribute == "encode_images":
             features = args[0] if args else kwargs.get("features")
             out = check_image_output(out, len(features), _name(self))  # the width: checked by each task
         return out
@@ -95,12 +97,13 @@ class Encoder(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Put the methods of :data:`GUARDED` that ``cls`` defines behind :func:`encoder_call`."""
         super().__init_subclass__(**kwargs)
-        for attribute, call in GUARDED.items():
+        for attribute in GUARDED:
             value = cls.__dict__.get(attribute)
             if isinstance(value, property) and value.fget is not None:
-                setattr(cls, attribute, property(_guarded(value.fget, call), value.fset, value.fdel, value.__doc__))
+                setattr(cls, attribute, property(_guarded(value.fget, attribute), value.fset, value.fdel,
+                                                 value.__doc__))
             elif callable(value) and not isinstance(value, (staticmethod, classmethod, type)):
-                setattr(cls, attribute, _guarded(value, call))
+                setattr(cls, attribute, _guarded(value, attribute))
 
     #: registry name of the encoder family (e.g. ``"glove-bow"``)
     name: str = "encoder"

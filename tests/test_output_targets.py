@@ -20,22 +20,10 @@ from pathlib import Path
 import pytest
 
 from benchbox.atomic import write_text
-from tests.test_hostile_inputs import files_under, run_cli
+from tests.test_hostile_inputs import device, files_under, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 HAS_DEV_FULL = Path("/dev/full").exists()
-
-
-def device(tmp_path: Path, name: str) -> Path:
-    """``/dev/<name>`` (``null`` or ``full``) as a target no regression can replace: as root (who may rename
-    over ``/dev``) a device node of our own with the same numbers, else the system's (not writable as a folder
-    by others). Running these tests as root on the old code replaced the system's /dev/null and /dev/full."""
-    system = Path("/dev") / name
-    if os.geteuid() != 0:
-        return system
-    own = tmp_path / f"dev-{name}"
-    os.mknod(own, 0o666 | stat.S_IFCHR, os.stat(system).st_rdev)
-    return own
 
 
 def _cli(capsys, cwd: Path, *argv: str):
