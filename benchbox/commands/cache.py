@@ -30,6 +30,7 @@ from benchbox.cache import (
 )
 from benchbox.console import log, out, set_quiet
 from benchbox.errors import BenchboxError
+from benchbox.store import MANIFEST
 
 cache_app = typer.Typer(help="See and repair the embedding cache.", no_args_is_help=True)
 
@@ -57,6 +58,10 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
     of the fingerprint of the encoder it names. A path is never taken as the folder itself."""
     if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
         return directory / given
+    if Path(given).exists() and not (Path(given) / MANIFEST).is_file():
+        raise BenchboxError(f"{given} is a path, not a trained-model folder (no {MANIFEST}) nor a fingerprint of the "
+                            f"cache {directory}: give a fingerprint (`benchbox cache status`), an encoder name or a "
+                            "trained-model folder; nothing was removed")
     from benchbox.commands.core import parse_encoder_options
     from benchbox.evaluation import load_encoder
 
