@@ -15,7 +15,7 @@ import sys
 
 def _interrupted_while_starting(signum, frame) -> None:
     """Ctrl-C while the modules below import (the first second or so): one line and status 130, not a
-    traceback from the middle of an import. :func:`main` restores Python's handler."""
+    traceback from the middle of an import. The end of this module restores Python's handler."""
     sys.stderr.write("error: interrupted while benchbox was starting; nothing was done\n")
     sys.exit(128 + signum)
 
@@ -115,8 +115,6 @@ def _check_environment() -> None:
 
 
 def main() -> None:
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     DEBUG["on"] = False
     warnings.showwarning = _show_plugin_warning
     try:
@@ -135,3 +133,7 @@ def main() -> None:
         if exc.filename is None or DEBUG["on"]:
             raise
         _fail(os_error_message(exc))
+
+
+if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:  # imported: Python's handler again (typer
+    signal.signal(signal.SIGINT, signal.default_int_handler)        # turns a later Ctrl-C into exit 130, main says so)

@@ -86,10 +86,10 @@ class AdaptedEncoder(Encoder):
     def _own_fingerprint(self) -> str | None:
         with encoder_call(self.name, "fingerprint()"):
             value = getattr(self.wrapped, "fingerprint", None)
+            if value is None:
+                return None
             if callable(value):
                 value = value()
-        if value is None:
-            return None
         if not isinstance(value, str) or not value:
             raise BenchboxError(f"encoder {self.name!r}: fingerprint must be a non-empty str, got {value!r}")
         return value
