@@ -11,6 +11,12 @@ Integrity: only embeddings that passed :func:`benchbox.embedding_checks.check_en
 recomputed; a shard that fails it (permuted, edited, truncated, bit-flipped), lacks it, or does not parse is
 moved to ``<fingerprint>/quarantine/`` with one line on stderr and its sentences are encoded again, so a
 damaged shard is never served. ``benchbox cache status|verify|clear`` inspects and repairs the cache.
+
+Ownership: the cache root holds a marker file, :data:`MARKER`, written when the cache first stores a shard in a
+folder that is new, empty or holds only encoder folders (a cache written before the marker existed). An
+*encoder folder* is a plain folder of the root holding nothing but shard files (and their quarantine); anything
+else in the root is not benchbox's. ``benchbox cache clear`` deletes encoder folders of a marked root and nothing
+else (:func:`encoder_folders`, :func:`is_encoder_folder`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -28,10 +35,16 @@ import platformdirs
 from benchbox.atomic import write_bytes
 from benchbox.console import log as console_log
 from benchbox.embedding_checks import check_encoder_output
+from benchbox.errors import BenchboxError
 
 KEY_BYTES = 16
 #: the folder (inside a fingerprint's folder) that damaged shards are moved to
 QUARANTINE = "quarantine"
+#: the file that marks a folder as a benchbox embedding cache root
+MARKER = ".benchbox-cache"
+#: the files a shard consists of: ``<uuid4 hex>.emb.npy|.keys.npy|.sha256`` (``_add_shard``), and the hidden
+#: temporaries :func:`benchbox.atomic.temporary_sibling` names after them
+SHARD_FILE = re.compile(r"(\.?[0-9a-f]{32})(\.emb|\.keys)?(\.[0-9a-f]{32})?\.(npy|sha256)")
 
 
 def default_cache_dir() -> Path:
@@ -55,6 +68,61 @@ def shard_digest(emb_bytes: bytes, keys_bytes: bytes) -> str:
     h = hashlib.sha256(emb_bytes)
     h.update(keys_bytes)
     return h.hexdigest()
+
+
+def is_encoder_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder the cache made for one encoder: a real folder (not a link) holding only
+    shard files and a quarantine folder that holds only shard files."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    for entry in path.iterdir():
+        if entry.name == QUARANTINE and not entry.is_symlink() and entry.is_dir():
+            if not all(SHARD_FILE.fullmatch(f.name) and f.is_file() and not f.is_symlink() for f in entry.iterdir()):
+                return False
+        elif not (SHARD_FILE.fullmatch(entry.name) and entry.is_file() and not entry.is_symlink()):
+            return False
+    return True
+
+
+def is_cache_root(directory: Path) -> bool:
+    """Whether ``directory`` carries the cache marker."""
+    return (directory / MARKER).is_file()
+
+
+def mark_cache_root(directory: Path) -> None:
+    """Write the marker into ``directory`` (created if missing) when it is new, empty or holds only encoder
+    folders; a folder holding anything else is left unmarked, so ``cache clear`` never deletes there."""
+    if is_cache_root(directory):
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    if all(is_encoder_folder(entry) for entry in directory.iterdir()):
+        write_bytes(directory / MARKER, b"benchbox embedding cache: benchbox cache status|verify|clear\n")
+
+
+def encoder_folders(directory: Path) -> list[Path]:
+    """The encoder folders of the cache root ``directory`` (others, if any, are not benchbox's)."""
+    return sorted(p for p in directory.iterdir() if is_encoder_folder(p)) if directory.is_dir() else []
+
+
+def require_cache_root(directory: Path) -> Path:
+    """``directory`` if it carries the marker, else a one-line :class:`BenchboxError`."""
+    if not is_cache_root(directory):
+        raise BenchboxError(f"{directory} is not a benchbox embedding cache (it has no {MARKER} file): nothing "
+                            "was removed; delete it yourself if it is one")
+    return directory
+
+
+def owned_folder(directory: Path, folder: Path, given: str) -> Path:
+    """``folder`` if it is an encoder folder directly inside the marked cache root ``directory``, else a
+    one-line :class:`BenchboxError` saying why it is not benchbox's to delete (``given``: what the user typed)."""
+    root = require_cache_root(directory).resolve()
+    if folder.is_symlink() or folder.resolve().parent != root:
+        raise BenchboxError(f"{given}: {folder} is not an encoder folder of the cache {directory}: nothing was "
+                            "removed")
+    if not is_encoder_folder(folder):
+        raise BenchboxError(f"{given}: {folder} holds files the embedding cache did not write: nothing was "
+                            "removed")
+    return folder
 
 
 class CorruptShard(Exception):
@@ -178,9 +246,16 @@ class EmbeddingCache:
         shard = uuid.uuid4().hex
         emb_bytes = _npy_bytes(emb)
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
-        write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
-        write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
-        write_bytes(folder / f"{shard}.keys.npy", keys_bytes)
+        keys_file = folder / f"{shard}.keys.npy"
+        try:
+            write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
+            write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
+            write_bytes(keys_file, keys_bytes)
+        except BaseException:  # a full disk, an interrupt: no half shard stays behind
+            for path in shard_files(keys_file):
+                path.unlink(missing_ok=True)
+            raise
+        mark_cache_root(self.directory)  # after the shard: a write that failed leaves no file at all
         shard_id = len(self._shards[fingerprint])
         self._shards[fingerprint].append(emb)
         index = self._index[fingerprint]

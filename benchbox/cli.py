@@ -2,24 +2,39 @@
 
 Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: permission denied, missing,
 disk full) print one line on stderr and exit with status 2, without a traceback; ``benchbox --debug ...`` or
-``BENCHBOX_DEBUG=1`` shows the traceback instead.
+``BENCHBOX_DEBUG=1`` (also ``true``, ``yes``, ``on``; ``0``, ``false``, ``no``, ``off`` or unset: off; anything
+else is an error) shows the traceback instead. Environment variables are checked like options, first.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
-import warnings
-from pathlib import Path
-from typing import Annotated, Optional
 
-import typer
 
-from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent
-from benchbox.console import error, log, results_to_stderr
-from benchbox.errors import BenchboxError
-from benchbox.include import include_file
-from benchbox.registry import PluginWarning
+def _interrupted_while_starting(signum, frame) -> None:
+    """Ctrl-C while the modules below import (the first second or so): one line and status 130, not a
+    traceback from the middle of an import. The end of this module restores Python's handler."""
+    sys.stderr.write("error: interrupted while benchbox was starting; nothing was done\n")
+    sys.exit(128 + signum)
+
+
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a host that set its own keeps it
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import warnings  # noqa: E402 - after the handler: these imports are what it covers
+from pathlib import Path  # noqa: E402
+from typing import Annotated, Optional  # noqa: E402
+
+import typer  # noqa: E402
+
+from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_char_rnn, train_infersent  # noqa: E402
+from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
+from benchbox.errors import BenchboxError  # noqa: E402
+from benchbox.include import include_file  # noqa: E402
+from benchbox.limits import max_chars  # noqa: E402
+from benchbox.registry import PluginWarning  # noqa: E402
 
 app = typer.Typer(
     name="benchbox",
@@ -85,11 +100,32 @@ def os_error_message(exc: OSError) -> str:
     return f"{paths}: {reason}{hint}"
 
 
+#: the values of ``$BENCHBOX_DEBUG``: on, and off (unset or empty is off too)
+DEBUG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _check_environment() -> None:
+    """The environment variables benchbox reads, checked like options before any work: ``$BENCHBOX_DEBUG``
+    (sets :data:`DEBUG`) and ``$BENCHBOX_MAX_CHARS`` (:mod:`benchbox.limits`); a bad value is one line."""
+    raw = os.environ.get("BENCHBOX_DEBUG", "").strip().lower()
+    if raw and raw not in DEBUG_VALUES:
+        raise BenchboxError(f"$BENCHBOX_DEBUG must be one of {', '.join(DEBUG_VALUES)} (or unset), not "
+                            f"{os.environ['BENCHBOX_DEBUG']!r}")
+    DEBUG["on"] = DEBUG_VALUES.get(raw, False)
+    max_chars()
+
+
 def main() -> None:
-    DEBUG["on"] = os.environ.get("BENCHBOX_DEBUG", "") not in ("", "0")
+    DEBUG["on"] = False
     warnings.showwarning = _show_plugin_warning
     try:
-        app()
+        with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
+            _check_environment()
+            app()
+    except SystemExit as exc:  # typer ends a Ctrl-C in a command with status 130 and no word: say it
+        if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
+            error("interrupted (Ctrl-C); what was being computed is lost, files already written are whole")
+        raise
     except BenchboxError as exc:
         if DEBUG["on"]:
             raise
@@ -98,3 +134,7 @@ def main() -> None:
         if exc.filename is None or DEBUG["on"]:
             raise
         _fail(os_error_message(exc))
+
+
+if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:  # imported: Python's handler again (typer
+    signal.signal(signal.SIGINT, signal.default_int_handler)        # turns a later Ctrl-C into exit 130, main says so)

@@ -8,9 +8,12 @@ characters. Styles are given with ``style=`` or :class:`rich.text.Text`, never a
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -86,3 +89,58 @@ def progress_bar(description: str, *, clock: Callable[[], float] = time.monotoni
             bar.update(task_id, completed=done, total=total)
 
         yield update
+
+
+#: how an error writing to standard output names it (``--json -`` into a full device or a closed pipe)
+STANDARD_OUTPUT = "standard output"
+
+
+class _NamedStdout:
+    """Standard output whose write errors name it: an :class:`OSError` raised by ``write`` or ``flush`` gets
+    :data:`STANDARD_OUTPUT` as its file name, so the command line prints it as one line like any other file.
+    Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _named(self, call: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return call(*args)
+        except OSError as exc:
+            if exc.filename is not None or exc.errno is None:
+                raise
+            raise OSError(exc.errno, exc.strerror, STANDARD_OUTPUT) from exc
+
+    def write(self, text: str) -> int:
+        return self._named(self._stream.write, text)
+
+    def writelines(self, lines: Any) -> None:
+        self._named(self._stream.writelines, lines)
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def named_stdout() -> Iterator[None]:
+    """Run the block with :class:`_NamedStdout` as ``sys.stdout``, flushed at its end; when standard output
+    failed, it is pointed at the null device, so that Python's own flush at exit cannot fail a second time."""
+    original = sys.stdout
+    sys.stdout = _NamedStdout(original)
+    try:
+        try:
+            yield
+        finally:  # also when the command ends with SystemExit, as typer's always do
+            sys.stdout.flush()
+    except OSError as exc:
+        if exc.filename == STANDARD_OUTPUT:
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), original.fileno())
+            except (OSError, ValueError, AttributeError):  # no file descriptor: nothing left to flush at exit
+                pass
+        raise
+    finally:
+        sys.stdout = original

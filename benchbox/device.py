@@ -1,14 +1,34 @@
-"""Where torch work runs: a ``--device`` value (``auto``, ``cpu``, ``cuda``, ``cuda:N``) resolved to a torch device."""
+"""Where torch work runs: a ``--device`` value (``auto``, ``cpu``, ``cuda``, ``cuda:N``) resolved to a torch device.
+
+:func:`check_device_name` checks the spelling without importing torch, so a command refuses ``--device tpu``
+before any work even when none of its tasks uses a device (it was once accepted and recorded).
+"""
 
 from __future__ import annotations
 
-import torch
+import re
+from typing import TYPE_CHECKING
 
 from benchbox.errors import BenchboxError
+
+if TYPE_CHECKING:
+    import torch
+
+#: the device names benchbox takes
+DEVICE_NAME = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+def check_device_name(device: str) -> str:
+    """``device`` if it is one of :data:`DEVICE_NAME`, else a one-line :class:`BenchboxError`."""
+    if not isinstance(device, str) or not DEVICE_NAME.fullmatch(device):
+        raise BenchboxError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+    return device
 
 
 def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     """``auto`` (or None): CUDA when torch sees a GPU, else CPU. ``cuda`` without a GPU is an error."""
+    import torch
+
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -8,24 +8,102 @@ the output could change. Grounded encoders that also embed images implement :cla
 Plugins and API users need not subclass it: any object with ``encode(list[str]) -> array`` (optional
 ``name``, ``dim``, ``fingerprint``), or a plain callable, is wrapped by
 :class:`benchbox.encoder_adapter.AdaptedEncoder` (see ``docs/plugins.md``).
+
+Every call into an encoder's own code runs behind one guard, :func:`encoder_call`: construction (in
+:mod:`benchbox.encoder_loading`), ``dim``, ``config``, ``weights_digest``, ``fingerprint``, ``encode`` and
+``encode_images``. Any exception it raises, ``SystemExit`` included (a ``sys.exit(0)`` inside an encoder once
+ended a command with status 0 and no run), becomes one :class:`BenchboxError` line naming the encoder and the
+call; a :class:`BenchboxError`, an OS error naming its file and ``KeyboardInterrupt`` pass unchanged. Subclasses
+get the guard on these methods automatically (:meth:`Encoder.__init_subclass__`); what ``encode_images``
+returns is also converted and checked (:func:`benchbox.embedding_checks.check_image_output`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from benchbox.embedding_checks import as_array, check_image_output
 from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
 from benchbox.options import check_number
 
 
+def call_failed(encoder: str, call: str, exc: BaseException) -> str:
+    """One line saying that ``call`` of ``encoder`` raised ``exc`` (or exited)."""
+    if isinstance(exc, SystemExit):
+        return (f"encoder {encoder!r}: {call} called sys.exit({exc.code!r}); an encoder must return its output or "
+                "raise an error, not end the program")
+    detail = " ".join(str(exc).split())
+    return f"encoder {encoder!r}: {call} failed: {type(exc).__name__}{': ' + detail[:300] if detail else ''}"
+
+
+@contextmanager
+def encoder_call(encoder: str, call: str) -> Iterator[None]:
+    """The guard around one call into an encoder's code (module docstring)."""
+    try:
+        yield
+    except (BenchboxError, KeyboardInterrupt, GeneratorExit):
+        raise
+    except OSError as exc:
+        if exc.filename is not None:  # already one line naming the file (benchbox.cli)
+            raise
+        raise BenchboxError(call_failed(encoder, call, exc)) from exc
+    except BaseException as exc:  # noqa: BLE001 - SystemExit included: an encoder never ends the program
+        raise BenchboxError(call_failed(encoder, call, exc)) from exc
+
+
+def _name(encoder: Any) -> str:
+    try:
+        return str(encoder.name)
+    except Exception:  # noqa: BLE001 - a name that cannot be read: the class names it
+        return type(encoder).__name__
+
+
+#: the methods of an encoder that run its own code, with how a message names them
+GUARDED = {"dim": "dim", "config": "config()", "weights_digest": "weights_digest()", "fingerprint": "fingerprint()",
+           "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()"}
+
+
+def _guarded(method: Callable[..., Any], attribute: str) -> Callable[..., Any]:
+    """``method`` (the encoder's ``attribute``) behind :func:`encoder_call`; ``encode_images`` also checked."""
+    if getattr(method, "__benchbox_guarded__", False):
+        return method
+    call = GUARDED[attribute]
+
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with encoder_call(_name(self), call):
+            out = method(self, *args, **kwargs)
+        if attribute == "encode_images":
+            features = args[0] if args else kwargs.get("features")
+            out = check_image_output(out, len(features), _name(self))  # the width: checked by each task
+        return out
+
+    guarded.__benchbox_guarded__ = True
+    return guarded
+
+
 class Encoder(ABC):
     """Base class for sentence encoders."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Put the methods of :data:`GUARDED` that ``cls`` defines behind :func:`encoder_call`."""
+        super().__init_subclass__(**kwargs)
+        for attribute in GUARDED:
+            value = cls.__dict__.get(attribute)
+            if isinstance(value, property) and value.fget is not None:
+                setattr(cls, attribute, property(_guarded(value.fget, attribute), value.fset, value.fdel,
+                                                 value.__doc__))
+            elif callable(value) and not isinstance(value, (staticmethod, classmethod, type)):
+                setattr(cls, attribute, _guarded(value, attribute))
 
     #: registry name of the encoder family (e.g. ``"glove-bow"``)
     name: str = "encoder"
@@ -73,12 +151,11 @@ class Encoder(ABC):
         check_number("batch size", batch_size, low=1)
         if not sentences:
             return np.zeros((0, self.dim), dtype=np.float32)
-        returned = self._encode(sentences, batch_size)
-        try:
-            out = np.asarray(returned, dtype=np.float32)
-        except (ValueError, TypeError) as exc:  # ragged rows, strings, objects
-            raise BenchboxError(f"encoder {self.name!r} returned {type(returned).__name__} that is not a numeric "
-                                f"[{len(sentences)}, {self.dim}] matrix ({' '.join(str(exc).split())})") from None
+        returned = as_array(self._encode(sentences, batch_size), len(sentences), self.name)
+        if returned.dtype.kind not in "fiu":  # strings, objects, complex numbers, booleans
+            raise BenchboxError(f"encoder {self.name!r} returned {returned.dtype} values, not a numeric "
+                                f"[{len(sentences)}, {self.dim}] matrix")
+        out = returned.astype(np.float32)
         if out.shape != (len(sentences), self.dim):
             raise BenchboxError(
                 f"encoder {self.name!r} returned shape {out.shape}, expected ({len(sentences)}, {self.dim})"

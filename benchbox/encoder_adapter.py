@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchbox.embedding_checks import check_encoder_output
-from benchbox.encoder import Encoder, validate_sentences
+from benchbox.encoder import Encoder, encoder_call, validate_sentences
 from benchbox.errors import BenchboxError
 from benchbox.registry import PluginWarning
 
@@ -57,11 +57,12 @@ class AdaptedEncoder(Encoder):
 
     def __init__(self, wrapped: Any, default_name: str | None = None) -> None:
         self.wrapped = wrapped
-        method = getattr(wrapped, "encode", None)
+        with encoder_call(default_name or describe(wrapped), "construction"):  # attributes may be properties
+            method = getattr(wrapped, "encode", None)
+            self.name = str(getattr(wrapped, "name", None) or default_name or getattr(wrapped, "__name__", None)
+                            or type(wrapped).__name__)
+            self.description = str(getattr(wrapped, "description", "") or "")
         self._encode_fn = method if callable(method) else wrapped
-        self.name = str(getattr(wrapped, "name", None) or default_name or getattr(wrapped, "__name__", None)
-                         or type(wrapped).__name__)
-        self.description = str(getattr(wrapped, "description", "") or "")
         self._dim = self._declared_dim()
         own = self._own_fingerprint()
         self.cacheable = own is not None
@@ -74,7 +75,8 @@ class AdaptedEncoder(Encoder):
                           PluginWarning, stacklevel=3)
 
     def _declared_dim(self) -> int | None:
-        dim = getattr(self.wrapped, "dim", None)
+        with encoder_call(self.name, "dim"):
+            dim = getattr(self.wrapped, "dim", None)
         if dim is None:
             return None
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
@@ -82,11 +84,12 @@ class AdaptedEncoder(Encoder):
         return int(dim)
 
     def _own_fingerprint(self) -> str | None:
-        value = getattr(self.wrapped, "fingerprint", None)
-        if value is None:
-            return None
-        if callable(value):
-            value = value()
+        with encoder_call(self.name, "fingerprint()"):
+            value = getattr(self.wrapped, "fingerprint", None)
+            if value is None:
+                return None
+            if callable(value):
+                value = value()
         if not isinstance(value, str) or not value:
             raise BenchboxError(f"encoder {self.name!r}: fingerprint must be a non-empty str, got {value!r}")
         return value

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from benchbox.encoder import Encoder
+from benchbox.encoder import Encoder, encoder_call
 from benchbox.encoder_adapter import as_encoder, describe
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, import_attribute
@@ -57,10 +57,11 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
     if isinstance(obj, type):
         if not issubclass(obj, Encoder) and not callable(getattr(obj, "encode", None)):
             raise BenchboxError(f"{spec} is {describe(obj)}, which has no encode(list[str]) method: not an encoder")
-        try:
-            obj = obj(**kwargs)
-        except (TypeError, ValueError) as exc:  # an unknown option, or a value the class refuses
-            raise BenchboxError(f"bad options for encoder {spec!r}: {exc}") from exc
+        with encoder_call(spec, "construction"):  # any other exception, SystemExit included: one line
+            try:
+                obj = obj(**kwargs)
+            except (TypeError, ValueError) as exc:  # an unknown option, or a value the class refuses
+                raise BenchboxError(f"bad options for encoder {spec!r}: {exc}") from exc
     else:
         _no_options(obj, kwargs, spec)
         if not isinstance(obj, Encoder) and not callable(getattr(obj, "encode", None)) and not callable(obj):
@@ -87,8 +88,8 @@ def _import(reference: str) -> Any:
         raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {exc}") from exc
     except AttributeError as exc:
         raise BenchboxError(f"module {module_name!r} has no attribute {attribute!r}: check the name after ':'") from exc
-    except Exception as exc:  # the module's own code raised: contain it
-        raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # the module's own code raised or exited: contain it
+        raise BenchboxError(f"importing {module_name!r} for {reference!r} failed: {_what(exc)}") from exc
 
 
 def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
@@ -105,4 +106,12 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
     cls = ENCODERS.get(encoder_name)
     if not hasattr(cls, "from_path"):
         raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
-    return cls.from_path(path, **kwargs)
+    with encoder_call(encoder_name, f"construction from {path}"):
+        return cls.from_path(path, **kwargs)
+
+
+def _what(exc: BaseException) -> str:
+    """An exception raised (or ``sys.exit`` called) by a module being imported, in a few words."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}) while being imported"
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"

@@ -40,9 +40,12 @@ def include_file(path: str | os.PathLike) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the file's own code: any error becomes one line
+    except (Exception, SystemExit) as exc:  # the file's own code: any error, or an exit, becomes one line
         del sys.modules[name]
         if isinstance(exc, BenchboxError):
             raise BenchboxError(f"--include {path}: {exc}") from exc
+        if isinstance(exc, SystemExit):
+            raise BenchboxError(f"--include {path} called sys.exit({exc.code!r}) while being imported: a file "
+                                "that registers plugins must not end the program") from exc
         raise BenchboxError(f"--include {path} failed: {type(exc).__name__}: {exc}") from exc
     return module

@@ -5,7 +5,9 @@ of the training set).
 The corpus is the captions of a caption split (``flickr8k:train`` by default; ``DATASET[:SPLIT]``), each
 distinct text once, in first-appearance order. Scores are cosines (zero vectors score 0); the top k are
 ranked by cosine, ties broken by corpus order, so the listing is deterministic. Embeddings go through the
-embedding cache, so a second look-up with the same encoder and corpus encodes only the queries.
+embedding cache, so a second look-up with the same encoder and corpus encodes only the queries. An encoder
+whose corpus embeddings are all identical is refused (every cosine would be equal, ``cos 1.000`` for every
+neighbour, and the listing meaningless).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from benchbox.captions import DATASETS, SPLITS, load_caption_dataset
 from benchbox.data import DataRoot
+from benchbox.embedding_checks import require_informative
 from benchbox.errors import BenchboxError
 
 
@@ -95,7 +98,9 @@ def neighbours(
         raise BenchboxError(f"the corpus {corpus_name} has no captions")
     results: list[dict[str, list[tuple[str, float, int]]]] = [{} for _ in queries]
     for label, embed in embedders.items():
-        index, score = top_k(embed(queries), embed(corpus), k)
+        corpus_embeddings = embed(corpus)
+        require_informative(corpus_embeddings, label, f"neighbours in {corpus_name or 'the corpus'}")
+        index, score = top_k(embed(queries), corpus_embeddings, k)
         for row in range(len(queries)):
             results[row][label] = [(corpus[i], float(s), int(i)) for i, s in zip(index[row], score[row])]
     return Neighbours(corpus_name, len(corpus), min(k, len(corpus)), list(embedders), list(queries), results)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from benchbox.atomic import written_in_place
 from benchbox.errors import BenchboxError
 
 LOCK_FILE = ".benchbox.lock"
@@ -46,6 +47,10 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> None:
     path = Path(path)
     if path.is_dir():
         raise BenchboxError(f"{option} {path} is a folder: pass a file name (or - for standard output)")
+    if written_in_place(path):  # a device or FIFO is written directly (benchbox.atomic): no folder to probe
+        return
+    if path.is_symlink():  # the file the link names is written, in its own folder
+        path = Path(os.path.realpath(path))
     folder = path.parent
     if not folder.is_dir():
         raise BenchboxError(f"{option} {path}: the folder {folder} does not exist; create it or pass another path")

@@ -188,7 +188,7 @@ class Registry:
             if isinstance(target, str):
                 try:
                     target = import_attribute(target)
-                except Exception as exc:  # a plugin may raise anything at import time: contain it
+                except (Exception, SystemExit) as exc:  # a plugin may raise (or exit) at import time: contain it
                     raise BenchboxError(
                         f"{self.kind} {entry.name!r} from {entry.source} ({target}) failed to load: "
                         f"{type(exc).__name__}: {exc}; fix or uninstall {entry.provider}"

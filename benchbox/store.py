@@ -86,7 +86,7 @@ class Run:
     def manifest(self) -> dict[str, Any]:
         try:
             manifest = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+        except (OSError, ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep to parse
             raise BenchboxError(f"unreadable run manifest {self.path / MANIFEST}: {exc}") from exc
         if not isinstance(manifest, dict):
             raise BenchboxError(f"unreadable run manifest {self.path / MANIFEST}: not a JSON object; restore it or "

@@ -76,9 +76,16 @@ def write(report: Report, out: Path) -> Path:
     if folder.is_dir():
         for old in folder.glob("*.svg"):
             old.unlink()
-    if report.figures:
-        folder.mkdir(parents=True, exist_ok=True)
-        for figure in report.figures:
-            write_text(figure_path(out, figure), figure.svg)
-    write_text(out, render(report, out))
+    written: list[Path] = []
+    try:
+        if report.figures:
+            folder.mkdir(parents=True, exist_ok=True)
+            for figure in report.figures:
+                write_text(figure_path(out, figure), figure.svg)
+                written.append(figure_path(out, figure))
+        write_text(out, render(report, out))
+    except BaseException:  # a full disk, an interrupt: no figures without their report
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
     return out

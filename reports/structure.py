@@ -96,7 +96,7 @@ def neighbours_blocks(path: str | Path) -> list[Block]:
             header = ["#"] + [h for label in encoders for h in (label, "cos")]
             blocks.append(Table(caption=f"Query: {entry['query']}", header=header, rows=rows,
                                 numeric=[True] + [False, True] * len(encoders)))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         raise BenchboxError(f"{path} is not the JSON output of `benchbox neighbours --json` ({exc})") from exc
     return blocks
 

@@ -127,16 +127,39 @@ class Outcome:
         return [line for line in self.stderr.splitlines() if line.startswith("error: ")]
 
 
-def run_cli(argv: list[str], cwd: Path, capture) -> Outcome:
-    """``benchbox ARGV`` in process from ``cwd``: its exit status, stderr and any escaped traceback."""
+def run_cli(argv: list[str], cwd: Path, capture, *, stdout: str | None = None, env: dict[str, str] | None = None,
+            file_limit: int | None = None, deletable: Path | None = None) -> Outcome:
+    """``benchbox ARGV`` in process from ``cwd``: its exit status, stderr and any escaped traceback. ``stdout``:
+    a file standard output goes to (``/dev/full``); ``env``: environment variables set meanwhile;
+    ``file_limit``: the largest file the command may write (RLIMIT_FSIZE: a write past it fails with EFBIG, as
+    on a full disk); ``deletable``: the only folder ``shutil.rmtree`` may delete in (default: ``cwd``'s parent),
+    so that a regression in ``cache clear`` can never reach ``/``."""
+    import resource
+    import signal
+
     from benchbox import cli
     from benchbox.console import err
 
-    old_argv, old_cwd = sys.argv, os.getcwd()
+    old_argv, old_cwd, old_stdout, old_env = sys.argv, os.getcwd(), sys.stdout, dict(os.environ)
+    old_limit, old_xfsz = resource.getrlimit(resource.RLIMIT_FSIZE), signal.getsignal(signal.SIGXFSZ)
+    real_rmtree, allowed = shutil.rmtree, (deletable or Path(cwd).parent).resolve()
+
+    def guarded_rmtree(path, *args, **kwargs):
+        if not Path(path).resolve().is_relative_to(allowed):
+            raise RuntimeError(f"test guard: refusing to delete {path} outside {allowed}")
+        return real_rmtree(path, *args, **kwargs)
+
     sys.argv = ["benchbox", *argv]
     os.chdir(cwd)
+    os.environ.update(env or {})
+    shutil.rmtree = guarded_rmtree
     code, escaped = None, ""
     try:
+        if stdout is not None:
+            sys.stdout = open(stdout, "w")  # noqa: SIM115 - closed below
+        if file_limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, old_limit[1]))
         cli.main()
         code = 0
     except SystemExit as exc:
@@ -144,6 +167,17 @@ def run_cli(argv: list[str], cwd: Path, capture) -> Outcome:
     except BaseException:  # noqa: BLE001 - what a user would have seen as a traceback
         escaped = traceback.format_exc()
     finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_xfsz)
+        if sys.stdout is not old_stdout:
+            try:
+                sys.stdout.close()
+            except OSError:
+                pass
+        sys.stdout = old_stdout
+        shutil.rmtree = real_rmtree
+        os.environ.clear()
+        os.environ.update(old_env)
         sys.argv = old_argv
         os.chdir(old_cwd)
         err.quiet = False
@@ -156,12 +190,28 @@ def files_under(folder: Path) -> dict[str, int]:
             if p.is_file() and not (p.name.startswith(".") and p.name.endswith(".lock"))}
 
 
+def listing(folder: Path) -> tuple[set[str], set[str]]:
+    """(every file, link or device under ``folder`` with its modification time and type, every folder), output
+    locks excepted: what "nothing touched" compares before and after a command."""
+    entries = [p for p in folder.rglob("*") if not (p.name.startswith(".") and p.name.endswith(".lock"))]
+    files = {f"{p}@{p.lstat().st_mtime_ns}:{p.lstat().st_mode}" for p in entries if p.is_symlink() or not p.is_dir()}
+    return files, {str(p) for p in entries if p.is_dir() and not p.is_symlink()}
+
+
+def touched(before: tuple[set[str], set[str]], after: tuple[set[str], set[str]]) -> set[str]:
+    """Files created, changed (content time or type) or removed, and folders removed, between two listings;
+    a new empty folder (an output folder made before the command stopped) is not counted."""
+    return (before[0] ^ after[0]) | (before[1] - after[1])
+
+
 @dataclass
 class Verdict:
     one_line: bool
     traceback: bool
     partial_write: bool
     detail: str
+    #: paths touched under the case folder (:func:`touched`)
+    touched: int = 0
 
 
 def judge(case: Case, tmp: Path, capture) -> Verdict:
@@ -169,16 +219,16 @@ def judge(case: Case, tmp: Path, capture) -> Verdict:
     argv, named = case.build(tmp)
     work = tmp / "work"
     work.mkdir(exist_ok=True)
-    before = files_under(tmp)
-    outcome = run_cli(argv, work, capture)
-    after = files_under(tmp)
+    before, listed = files_under(tmp), listing(tmp)
+    outcome = run_cli(argv, work, capture, stdout=case.stdout, env=case.env, file_limit=case.file_limit)
+    after, changed = files_under(tmp), touched(listed, listing(tmp))
     errors = outcome.error_lines()
     lines = outcome.stderr.splitlines()
     tb = bool(outcome.traceback) or "Traceback" in outcome.stderr
     one_line = (outcome.code == 2 and len(errors) == 1 and lines[-1] == errors[0] and not tb
                 and str(named) in errors[0])
     detail = outcome.traceback.strip().splitlines()[-1] if outcome.traceback else outcome.stderr.strip()
-    return Verdict(one_line, tb, after != before, f"exit {outcome.code}: {detail[-600:]}")
+    return Verdict(one_line, tb, after != before, f"exit {outcome.code}: {detail[-600:]}", len(changed))
 
 
 # --- the table -----------------------------------------------------------------------------------------------
@@ -191,6 +241,10 @@ class Case:
     build: Callable[[Path], tuple[list[str], str]]
     #: why this case still fails (in a module owned elsewhere); the test expects the failure
     known: str = ""
+    #: run with standard output sent to this file (``/dev/full``), these environment variables, this file size limit
+    stdout: str | None = None
+    env: dict[str, str] | None = None
+    file_limit: int | None = None
 
     @property
     def id(self) -> str:
@@ -200,9 +254,9 @@ class Case:
 CASES: list[Case] = []
 
 
-def case(loader: str, name: str, known: str = ""):
+def case(loader: str, name: str, known: str = "", **run: object):
     def add(build):
-        CASES.append(Case(loader, name, build, known))
+        CASES.append(Case(loader, name, build, known, **run))
         return build
     return add
 
@@ -648,6 +702,257 @@ def _nli_vectors(tmp: Path):
     return _nli(tmp, lambda nli: tmp / "v.txt", "--word-vectors", str(tmp / "v.txt"))
 
 
+# issue #26: cache clear, output targets, encoder calls, the image branch, nested JSON, environment, options
+
+def device(tmp: Path, name: str) -> Path:
+    """``/dev/<name>`` (``null`` or ``full``) as a target no regression can replace: as root (who may rename over
+    ``/dev``) a device node of our own with the same numbers, else the system's (``/dev`` is not writable then).
+    Running the output-target tests as root on the old code replaced the system's /dev/null and /dev/full."""
+    import stat
+
+    system = Path("/dev") / name
+    if os.geteuid() != 0:
+        return system
+    own = tmp / f"dev-{name}"
+    if not own.exists():
+        os.mknod(own, 0o666 | stat.S_IFCHR, os.stat(system).st_rdev)
+    return own
+
+
+def _cache_with_one_encoder(tmp: Path) -> Path:
+    from benchbox.cache import EmbeddingCache
+
+    cache = tmp / "parent" / "cache"
+    EmbeddingCache(cache).embed("a" * 20, ["one", "two"], lambda s: np.ones((len(s), 2), np.float32))
+    (tmp / "parent" / "precious.txt").write_text("not the cache's")
+    return cache
+
+
+def _clear_case(name: str, argument: Callable[[Path, Path], str], named: str | None = None):
+    @case("cache-clear", name)
+    def build(tmp: Path):
+        cache = _cache_with_one_encoder(tmp)
+        given = argument(tmp, cache)
+        return ["cache", "clear", "a" * 20, given, "--cache-dir", str(cache)], named or given
+
+
+_clear_case("a trained model folder", lambda tmp, cache: str(_char_run(tmp)[0]))
+_clear_case("..", lambda tmp, cache: "..")
+_clear_case("/", lambda tmp, cache: "/")
+_clear_case("the cache's parent by path", lambda tmp, cache: str(cache.parent))
+_clear_case("an encoder folder by path", lambda tmp, cache: str(cache / ("a" * 20)))
+
+
+@case("cache-clear", "a folder holding other files")
+def _foreign_folder(tmp: Path):
+    cache = _cache_with_one_encoder(tmp)
+    (cache / "photos").mkdir()
+    (cache / "photos" / "cat.jpg").write_bytes(b"jpg")
+    return ["cache", "clear", "photos", "--cache-dir", str(cache)], "photos"
+
+
+@case("cache-clear", "all, in a folder that is not a cache")
+def _unmarked(tmp: Path):
+    home = tmp / "home"
+    (home / "project").mkdir(parents=True)
+    (home / "project" / "notes.txt").write_text("mine")
+    return ["cache", "clear", "--cache-dir", str(home)], str(home)
+
+
+@case("output-target", "--json a folder")
+def _json_folder(tmp: Path):
+    (tmp / "out").mkdir()
+    return ["list", "tasks", "--json", str(tmp / "out")], str(tmp / "out")
+
+
+@case("output-target", "--json a full device")
+def _json_full(tmp: Path):
+    return ["list", "tasks", "--json", str(device(tmp, "full"))], "No space left on device"
+
+
+@case("output-target", "--json - to a full standard output", stdout="/dev/full")
+def _json_stdout_full(tmp: Path):
+    return ["list", "tasks", "--json", "-"], "standard output: No space left on device"
+
+
+@case("output-target", "a table to a full standard output", stdout="/dev/full")
+def _table_stdout_full(tmp: Path):
+    return ["list", "encoders"], "standard output: No space left on device"
+
+
+@case("output-target", "--csv - to a full standard output", stdout="/dev/full")
+def _csv_stdout_full(tmp: Path):
+    (tmp / "runs").mkdir()
+    return ["runs", str(tmp / "runs"), "--csv", "-"], "standard output: No space left on device"
+
+
+@case("output-target", "--json past the file size limit", file_limit=1000)
+def _json_too_large(tmp: Path):
+    (tmp / "tasks.json").write_text("old")
+    return ["list", "tasks", "--json", str(tmp / "tasks.json")], f"{tmp / 'tasks.json'}: File too large"
+
+
+@case("output-target", "the cache past the file size limit", file_limit=20_000)
+def _cache_too_large(tmp: Path):
+    return (["eval", "tests.helpers:LetterCounts", "-t", "stsb-cosine", "--cache-dir", str(tmp / "cache"),
+             "--no-save"], "File too large")
+
+
+class _Raising(Encoder):
+    """A text encoder whose call ``fails`` raises ``exc``."""
+
+    fails, exc = "", RuntimeError("boom")
+
+    def __init__(self) -> None:
+        if self.fails == "construction":
+            raise self.exc
+
+    @property
+    def dim(self) -> int:
+        if self.fails == "dim":
+            raise self.exc
+        return DIM
+
+    def config(self):
+        return {}
+
+    def weights_digest(self) -> str:
+        if self.fails == "fingerprint":
+            raise self.exc
+        return "raising"
+
+    def _encode(self, sentences, batch_size):
+        if self.fails == "encode":
+            raise self.exc
+        return np.ones((len(sentences), DIM))
+
+
+def _call_case(call: str, exc: BaseException):
+    what = "sys.exit(0)" if isinstance(exc, SystemExit) else "raises"
+
+    @case("encoder-call", f"{call} {what}")
+    def build(tmp: Path):
+        from benchbox.registry import ENCODERS
+
+        encoder = f"hostile-{call}-{what}".replace("(0)", "").replace(".", "-")
+        ENCODERS.register(encoder, type("R", (_Raising,), {"name": encoder, "fails": call, "exc": exc}))
+        return ["eval", encoder, "--task", "sickr-cosine", "--runs-dir", str(tmp / "runs"), "--no-cache"], encoder
+
+
+for _call in ("construction", "dim", "fingerprint", "encode"):
+    _call_case(_call, RuntimeError("boom"))
+    _call_case(_call, SystemExit(0))
+
+
+@case("encoder-call", "duck-typed fingerprint() raises")
+def _duck_fingerprint(tmp: Path):
+    from benchbox.registry import ENCODERS
+
+    def broken(self):
+        raise ValueError("no fingerprint today")
+
+    ENCODERS.register("hostile-duck", type("Duck", (), {"encode": lambda self, s: np.ones((len(s), DIM)),
+                                                        "fingerprint": broken})())
+    return ["eval", "hostile-duck", "--task", "sickr-cosine", "--runs-dir", str(tmp / "runs")], "hostile-duck"
+
+
+@case("encoder-call", "sys.exit(0) in the encoder's module")
+def _module_exit(tmp: Path):
+    (tmp / "hostile_exiting_module.py").write_text("import sys\nsys.exit(0)\n")
+    sys.path.insert(0, str(tmp))
+    return ["eval", "hostile_exiting_module:Model", "--task", "sickr-cosine", "--runs-dir", str(tmp / "runs")], \
+        "hostile_exiting_module"
+
+
+@case("encoder-call", "sys.exit(0) in an --include file")
+def _include_exit(tmp: Path):
+    (tmp / "hostile_exiting_include.py").write_text("import sys\nsys.exit(0)\n")
+    return ["--include", str(tmp / "hostile_exiting_include.py"), "list", "encoders"], "hostile_exiting_include.py"
+
+
+_plugin_case("a tuple (embeddings, extra)", lambda s: (np.ones((len(s), DIM)), {"extra": 1}))
+
+
+def _branch_case(name: str, returns, constant_features: bool = False):
+    @case("image-branch", name)
+    def build(tmp: Path):
+        from benchbox.registry import ENCODERS
+
+        encoder = f"hostile-branch-{name.replace(' ', '-')}"
+        ENCODERS.register(encoder, type("B", (ToyGrounded,), {
+            "name": encoder, "encode_images": lambda self, f: returns(np.asarray(f, np.float32)[:, :DIM])}))
+        path = features_file(tmp)
+        if constant_features:
+            save_features(path, IDS, np.ones((N_IMAGES, DIM)))
+        argv = _retrieval(tmp, path)
+        argv[1] = encoder
+        return argv, encoder
+
+
+_branch_case("a list", lambda f: [1.0, 2.0])
+_branch_case("one row short", lambda f: f[:-1])
+_branch_case("NaN", lambda f: np.full_like(f, np.nan))
+_branch_case("zeros", lambda f: np.zeros_like(f))
+_branch_case("raises", lambda f: 1 / 0)
+_branch_case("constant image features", lambda f: f, constant_features=True)
+
+_NESTED = "[" * 100_000 + "]" * 100_000
+
+
+@case("nested-json", "run manifest")
+def _nested_manifest(tmp: Path):
+    run = tmp / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(_NESTED)
+    return ["leaderboard", str(tmp / "runs")], str(run / "manifest.json")
+
+
+@case("nested-json", "neighbours file")
+def _nested_neighbours(tmp: Path):
+    from benchbox import run_tasks
+    from tests.helpers import LetterCounts
+
+    run = run_tasks(LetterCounts(), ["stsb-cosine"], cache=False).save(tmp / "runs")
+    (tmp / "n.json").write_text(_NESTED)
+    return ["report", str(run), "--neighbours", str(tmp / "n.json"), "--out", str(tmp / "r.md")], str(tmp / "n.json")
+
+
+@case("environment", "BENCHBOX_DEBUG=maybe", env={"BENCHBOX_DEBUG": "maybe"})
+def _debug_maybe(tmp: Path):
+    return ["list", "tasks"], "$BENCHBOX_DEBUG"
+
+
+@case("environment", "BENCHBOX_MAX_CHARS=lots", env={"BENCHBOX_MAX_CHARS": "lots"})
+def _max_chars_lots(tmp: Path):
+    return ["list", "tasks"], "$BENCHBOX_MAX_CHARS"
+
+
+@case("environment", "BENCHBOX_DEBUG=no keeps one line", env={"BENCHBOX_DEBUG": "no"})
+def _debug_no(tmp: Path):
+    return ["eval", "no-such-encoder", "--task", "sickr-cosine", "--no-save"], "no-such-encoder"
+
+
+def _ignored_case(flag: str, value: str, named: str):
+    @case("ignored-option", f"{flag} {value} with sickr-cosine")
+    def build(tmp: Path):
+        return ["eval", "tests.helpers:LetterCounts", "-t", "sickr-cosine", "--runs-dir", str(tmp / "runs"), flag,
+                value], named
+
+
+_ignored_case("--device", "tpu", "unknown device 'tpu'")
+_ignored_case("--retrieval-ci", "bogus", "--retrieval-ci bogus")
+_ignored_case("--features", "f.npz", "--features f.npz")
+
+
+@case("neighbours", "a constant encoder")
+def _constant_neighbours(tmp: Path):
+    from benchbox.registry import ENCODERS
+
+    ENCODERS.register("hostile-constant", _plugin("hostile-constant", lambda s: np.ones((len(s), DIM))))
+    return ["neighbours", "hostile-constant", "--query", "a dog", "--corpus", "flickr8k:test", "--data-dir",
+            str(make_root(tmp)), "--no-cache"], "hostile-constant"
+
+
 # --- the test ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("hostile", CASES, ids=[c.id for c in CASES])
@@ -661,7 +966,8 @@ def test_hostile_input_is_one_line_and_writes_nothing(hostile, tmp_path, capsys)
     if hostile.known:
         assert not verdict.one_line, f"fixed now: drop the known reason ({hostile.known})"
         pytest.xfail(hostile.known)
-    assert verdict.one_line and not verdict.traceback and not verdict.partial_write, verdict.detail
+    assert verdict.one_line and not verdict.traceback and not verdict.partial_write and not verdict.touched, \
+        verdict.detail
 
 
 def test_table_is_large_and_labelled_by_loader():

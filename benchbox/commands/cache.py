@@ -1,7 +1,10 @@
 """``benchbox cache status|verify|clear [ENCODER]``: see and repair the embedding cache (:mod:`benchbox.cache`).
 
-ENCODER is an encoder fingerprint (a folder of the cache), or an encoder name / trained-model folder whose
-fingerprint is computed (``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
+ENCODER is an encoder fingerprint (the name of a folder of the cache), or an encoder name / trained-model folder
+whose fingerprint is computed (``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
+Several may be given. ``clear`` deletes only encoder folders of a marked cache root (:mod:`benchbox.cache`,
+"Ownership"): every argument is resolved and checked first, and one that is not such a folder (a model folder,
+``..``, ``/``, a path outside the cache) stops the command before anything is removed.
 """
 
 from __future__ import annotations
@@ -14,31 +17,60 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from benchbox.cache import QUARANTINE, CorruptShard, EmbeddingCache, quarantine, read_shard, shard_key_files
+from benchbox.cache import (
+    QUARANTINE,
+    CorruptShard,
+    EmbeddingCache,
+    encoder_folders,
+    owned_folder,
+    quarantine,
+    read_shard,
+    require_cache_root,
+    shard_key_files,
+)
 from benchbox.console import log, out, set_quiet
 from benchbox.errors import BenchboxError
+from benchbox.store import MANIFEST
 
 cache_app = typer.Typer(help="See and repair the embedding cache.", no_args_is_help=True)
 
 CacheDir = Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")]
-EncoderArg = Annotated[Optional[str], typer.Argument(help="Fingerprint, encoder name or trained-model folder (default: all).")]
+EncoderArg = Annotated[Optional[list[str]], typer.Argument(help="Fingerprints, encoder names or trained-model folders (default: all).")]
 EncoderOpts = Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE, when ENCODER is a name.")]
 
 
-def _folders(directory: Path, encoder: str | None, encoder_opt: list[str] | None) -> list[Path]:
-    """The fingerprint folders ENCODER selects (all when it is None)."""
-    if encoder is None:
-        return sorted(p for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
-    if (directory / encoder).is_dir():
-        return [directory / encoder]
+def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str] | None,
+             owned: bool = False) -> list[Path]:
+    """The encoder folders ENCODER... select (every one when there is none); with ``owned``, each is checked to
+    be the cache's own (:func:`benchbox.cache.owned_folder`) before any is returned."""
+    if not encoders:
+        if owned and directory.exists():
+            require_cache_root(directory)  # "all" in a folder that is not a cache: refused
+        return encoder_folders(directory)
+    folders = [_folder(directory, given, encoder_opt) for given in encoders]
+    if owned:
+        folders = [owned_folder(directory, folder, given) for folder, given in zip(folders, encoders)]
+    return list(dict.fromkeys(folders))
+
+
+def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
+    """The cache folder one argument names: a plain folder name of the cache (a fingerprint), else the folder
+    of the fingerprint of the encoder it names. A path is never taken as the folder itself."""
+    if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
+        return directory / given
+    if Path(given).exists() and not (Path(given) / MANIFEST).is_file():
+        raise BenchboxError(f"{given} is a path, not a trained-model folder (no {MANIFEST}) nor a fingerprint of the "
+                            f"cache {directory}: give a fingerprint (`benchbox cache status`), an encoder name or a "
+                            "trained-model folder; nothing was removed")
     from benchbox.commands.core import parse_encoder_options
     from benchbox.evaluation import load_encoder
 
-    fingerprint = load_encoder(encoder, **parse_encoder_options(encoder_opt or [])).fingerprint()
+    fingerprint = load_encoder(given, **parse_encoder_options(encoder_opt or [])).fingerprint()
     folder = directory / fingerprint
     if not folder.is_dir():
-        raise BenchboxError(f"the cache in {directory} holds nothing for {encoder} (fingerprint {fingerprint})")
-    return [folder]
+        raise BenchboxError(f"the cache in {directory} holds nothing for {given} (fingerprint {fingerprint}): "
+                            "nothing was removed")
+    return folder
 
 
 @cache_app.command("status")
@@ -88,9 +120,10 @@ def verify(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: 
 
 @cache_app.command("clear")
 def clear(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None) -> None:
-    """Delete the cached embeddings of ENCODER (default: of every encoder), quarantined shards included."""
+    """Delete the cached embeddings of each ENCODER (default: of every encoder), quarantined shards included.
+    Only folders the cache wrote are deleted; any other argument stops the command before anything is."""
     cache = EmbeddingCache(cache_dir)
-    folders = _folders(cache.directory, encoder, encoder_opt)
+    folders = _folders(cache.directory, encoder, encoder_opt, owned=True)
     for folder in folders:
         shutil.rmtree(folder)
     out.print(f"removed the cached embeddings of {len(folders)} encoder(s) from {cache.directory}", highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from benchbox.cache import EmbeddingCache
 from benchbox.data import existing_data_dir
+from benchbox.device import check_device_name
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
@@ -133,6 +135,33 @@ def parse_task_arguments(values: list[str], extra: list[str] | None = None) -> t
 
 
 
+#: the fields of TaskOptions that every task may read without declaring them (the others are flags that the
+#: tasks declaring a TaskOption with that ``legacy`` field read)
+READ_BY_ALL = ("seed", "bootstrap", "device", "task_options")
+
+
+def used_options(tasks: list[Any], options: TaskOptions) -> TaskOptions:
+    """``options`` as the tasks use them. A flag (``--text``, ``--features``, ``--retrieval-ci`` ...) given a value
+    other than its default is refused in one line when no task evaluated reads it; when every task that reads it
+    has its own ``-t TASK:KEY=VALUE`` instead, it is reset to its default with a warning, so that the run
+    records the values used (``--text raw -t sts12:text=senteval`` once recorded ``text = raw``)."""
+    defaults, reset = TaskOptions(), {}
+    for field in fields(TaskOptions):
+        value = getattr(options, field.name)
+        if field.name in READ_BY_ALL or value == getattr(defaults, field.name):
+            continue
+        flag = f"--{field.name.replace('_', '-')}"
+        readers = {t.name: o.name for t in tasks for o in t.options if o.legacy == field.name}
+        if not readers:
+            raise BenchboxError(f"{flag} {value}: none of the tasks evaluated ({', '.join(t.name for t in tasks)}) "
+                                f"reads it; drop it (`benchbox describe TASK` lists what each task reads)")
+        if all(key in options.task_options.get(name, {}) for name, key in readers.items()):
+            log(f"warning: {flag} {value} is overridden by -t TASK:KEY=VALUE for every task that reads it "
+                f"({', '.join(readers)}): ignored, and the run records the values used")
+            reset[field.name] = getattr(defaults, field.name)
+    return replace(options, **reset) if reset else options
+
+
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
@@ -166,9 +195,10 @@ def eval_command(
     check_output_file(json_path, "--json")
     task, task_options = parse_task_arguments(task, task_option)
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
-                          device=device, features=str(features) if features else None,
+                          device=check_device_name(device), features=str(features) if features else None,
                           retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties,
                           task_options=task_options)
+    options = used_options(resolve_tasks(task), options)
     if save:  # a read-only --runs-dir fails now, not after the evaluation
         check_writable(runs_dir, "--runs-dir")
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
