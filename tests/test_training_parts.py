@@ -114,7 +114,16 @@ def test_config_validation():
         TrainConfig(encoder="char-gru", dataset="coco", visual="random", loss="order", hidden=8).check_resume(c)
 
 
-def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady_interval(capsys):
+@pytest.fixture
+def log_file_console(monkeypatch):
+    """stderr as in ``... > log 2>&1``: not a terminal, not silenced (an earlier --quiet command may have been)."""
+    from benchbox.console import err
+
+    monkeypatch.setattr(err, "quiet", False)
+    monkeypatch.setattr(type(err), "is_terminal", property(lambda self: False))
+
+
+def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady_interval(capsys, log_file_console):
     """With stderr not a terminal, a slow run still logs at once (issue #27: `train ... > log` wrote nothing for
     7 minutes, one line every 50 steps); a fake clock stands in for time, 20 s a step."""
     from benchbox.console import LOG_SECONDS
@@ -134,7 +143,7 @@ def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady
     assert lines[1].endswith("1.6 captions/s eta 2.3 min")  # 2 steps in 40 s; 7 steps left
 
 
-def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys):
+def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys, log_file_console):
     """``eval ... > log 2>&1`` (stderr not a terminal): a line at the first update, then every 30 s, and at the
     end; a fake clock stands in for time, 20 s an update."""
     from benchbox.console import progress_bar
