@@ -81,7 +81,8 @@ def pair_table(rows: pd.DataFrame, correction: str, wide: bool = False) -> Table
     task, subset and metric apart, both values with their intervals, the test, the raw p and the other
     adjusted p."""
     a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
-    notes = [f"A is: verdict after {correction} at 5% (n.s.: no significant difference)"]
+    notes = [f"A is: verdict after {correction} at 5% (n.s.: no significant difference)",
+             f"A − B: 95% interval of the row alone, not adjusted for multiplicity (p {correction} is adjusted)"]
     if rows["approximate"].any():
         notes.append(f"{APPROXIMATE} approximate (no per-item scores)")
     table = _table(f"A = {a}  vs  B = {b}", scale_caption("; ".join(notes)))

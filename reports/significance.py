@@ -122,7 +122,8 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
         "Paired tests on the per-item scores of each pair of models (the same sentence pairs or queries), one per "
         f"task (per subset: Pearson r, R@10 or accuracy); p-values are {name}-corrected for the number of "
         "comparisons, and a verdict is significant at 5% after that correction. Differences are A − B with 95% "
-        "intervals. Every test (Spearman, aggregates, other recalls, raw and Benjamini–Hochberg p) is in the "
+        "intervals of each row alone, not adjusted for multiplicity, so an interval that excludes 0 may sit beside "
+        "a corrected p above 0.05. Every test (Spearman, aggregates, other recalls, raw and Benjamini–Hochberg p) is in the "
         "appendix."
     )]
     claims = getattr(comparison, "claims", None)
@@ -131,7 +132,8 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
         blocks.append(Paragraph(_headline(a, b, rows, correction, claims)))
         units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
         blocks.append(Table(
-            caption=f"{a} vs {b}: the verdict for {a} per task, A − B with its 95% interval, {name}-corrected p",
+            caption=f"{a} vs {b}: the verdict for {a} per task, A − B with its unadjusted 95% interval, "
+                    f"{name}-corrected p",
             header=[f"{a} is", "Task", "Subset", "Metric", "A − B", f"p ({name})"],
             rows=[[_verdict(r.verdict, r.approximate), str(r.task), str(r.subset), str(r.metric),
                    fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),

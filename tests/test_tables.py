@@ -76,6 +76,8 @@ def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
         assert expected in row and row.endswith(p)
     assert body[0].startswith("n.s. ≈") and body[1].startswith("worse ")
     assert "steiger" not in "\n".join(lines)  # the test and raw p are in the wide view only
+    # issue #27: a row whose interval excludes 0 can read n.s.; the caption says why
+    assert "not adjusted for multiplicity (p holm is adjusted)" in " ".join(" ".join(lines).split())
 
 
 def test_wide_compare_table_has_every_column_at_its_natural_width():
