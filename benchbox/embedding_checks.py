@@ -51,7 +51,7 @@ def as_array(out: Any, n: int, encoder: str, call: str = "encode()", unit: str =
         if len(out) != n:
             raise BenchboxError(
                 f"encoder {encoder!r}: {call} returned a {type(out).__name__} of {len(out)} items for {n} {unit}; "
-                f"return one [{n}, dim] array (a {type(out).__name__} such as (embeddings, extra) is not one)")
+                f"return one [{n}, dim] array, or one row per input (not a pair such as (embeddings, extra))")
         out = [_tensor_to_numpy(row) if _is_tensor(row) else row for row in out]
     try:
         return np.asarray(out)

@@ -104,10 +104,11 @@ def test_a_run_covering_more_tasks_is_reused_one_missing_a_task_is_not(setup):
     assert len(_folders(runs2)) == 4 and not any("reusing" in line for line in log)
 
 
-@pytest.mark.parametrize("option", [["--fix-stsb-labels"], ["--text", "raw"], ["--seed", "7"], []])
+@pytest.mark.parametrize("option", [["--seed", "7"], []])
 def test_an_eval_run_is_reused_only_with_the_same_options(setup, option):
-    """A run from ``benchbox eval`` with default options serves compare; one with another protocol option
-    (--text raw, --fix-stsb-labels) or seed does not."""
+    """A run from ``benchbox eval`` with default options serves compare; one with another seed does not.
+    (``--text raw`` and ``--fix-stsb-labels`` are refused for stsb-cosine, which reads neither: issue #26,
+    tests/test_env_and_options.py.)"""
     runs, data = setup
     result = CliRunner().invoke(app, ["eval", "glove-bow", "-t", "stsb-cosine", "--bootstrap", str(BOOT),
                                       "--runs-dir", str(runs), "--data-dir", str(data), "-q", *option])

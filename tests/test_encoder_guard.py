@@ -18,9 +18,17 @@ import pytest
 import torch
 
 from benchbox.encoder import Encoder
-from tests.test_hostile_inputs import DIM, ToyGrounded, _plugin, _retrieval, features_file, files_under, run_cli
+from tests.test_hostile_inputs import (
+    DIM, ToyGrounded, _plugin, _retrieval, features_file, files_under, registered_meanwhile, run_cli,
+)
 
 TEXT_TASK = ["--task", "sickr-cosine", "--no-cache", "--no-save"]
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    with registered_meanwhile():
+        yield
 
 
 def _eval(capsys, tmp_path: Path, encoder: str, *extra: str):

@@ -198,9 +198,9 @@ def eval_command(
                           device=check_device_name(device), features=str(features) if features else None,
                           retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties,
                           task_options=task_options)
-    options = used_options(resolve_tasks(task), options)
     if save:  # a read-only --runs-dir fails now, not after the evaluation
         check_writable(runs_dir, "--runs-dir")
+    options = used_options(resolve_tasks(task), options)
     encoder = load_encoder(model, **parse_encoder_options(encoder_opt or []))
     label = name or model_folder_label(model)
     with progress_bar(f"encoding with {encoder.name}") as update:
