@@ -233,8 +233,9 @@ class TaskOptions:
     retrieval_ci: str = "wilson"
     #: retrieval median rank: ``"vsepp"`` (⌊median of 1-based ranks⌋, as VSE++) or ``"median"`` (plain)
     retrieval_medr: str = "vsepp"
-    #: retrieval ties with the target: ``"optimistic"`` (not counted; VSE++ on tie-free data) or ``"pessimistic"``
-    retrieval_ties: str = "optimistic"
+    #: retrieval ties with the target: ``"expected"`` (random tie breaking; VSE++ on tie-free data),
+    #: ``"optimistic"`` (not counted) or ``"pessimistic"`` (counted)
+    retrieval_ties: str = "expected"
     #: per task, the values of its own options (:class:`TaskOption`) given by ``-t TASK:KEY=VALUE``
     task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 

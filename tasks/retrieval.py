@@ -64,25 +64,29 @@ BOOTSTRAP_BATCH = 50
 
 
 def bootstrap_by_image(
-    i2t: np.ndarray, t2i: np.ndarray, *, n_boot: int, seed: int, medr: str, level: float = 0.95
+    i2t: dict[str, np.ndarray], t2i: dict[str, np.ndarray], *, n_boot: int, seed: int, medr: str,
+    level: float = 0.95
 ) -> dict[tuple[str, str], tuple[float, float]]:
     """Percentile intervals of every metric and rsum, resampling images (with their 5 captions) within folds.
 
-    ``i2t``: 1-based ranks [folds, m]; ``t2i``: [folds, m, 5] (caption k of image i at [f, i, k]). Each resample
-    draws m images per fold with replacement and averages the per-fold metrics, as the point estimate does.
-    Returns ``{(direction, metric): (low, high)}`` with ``("all", "rsum")``.
+    ``i2t``: ``{"ranks": 1-based ranks, "r1"/"r5"/"r10": P(rank ≤ K)}``, each [folds, m]; ``t2i``: the same,
+    each [folds, m, 5] (caption k of image i at [f, i, k]). Each resample draws m images per fold with
+    replacement and averages the per-fold metrics, as the point estimate does. Returns
+    ``{(direction, metric): (low, high)}`` with ``("all", "rsum")``.
     """
-    folds, m = i2t.shape
+    folds, m = i2t["ranks"].shape
     draws: dict[tuple[str, str], list[np.ndarray]] = {}
     for picks in index_batches(np.random.default_rng(seed), n_boot, folds, m, BOOTSTRAP_BATCH):
         size = len(picks)
         samples = {
-            "i2t": np.take_along_axis(i2t[None], picks, axis=2),
-            "t2i": np.take_along_axis(t2i[None], picks[..., None], axis=2).reshape(size, folds, m * PER_IMAGE),
+            "i2t": {key: np.take_along_axis(a[None], picks, axis=2) for key, a in i2t.items()},
+            "t2i": {key: np.take_along_axis(a[None], picks[..., None], axis=2).reshape(size, folds, m * PER_IMAGE)
+                    for key, a in t2i.items()},
         }
         rsum = np.zeros(size)
-        for direction, ranks in samples.items():
-            values = {f"r{k}": 100.0 * (ranks <= k).mean(axis=2) for k in RECALL_KS}
+        for direction, sample in samples.items():
+            ranks = sample["ranks"]
+            values = {f"r{k}": 100.0 * sample[f"r{k}"].mean(axis=2) for k in RECALL_KS}
             median = np.median(ranks, axis=2)
             values["medr"] = np.floor(median) if medr == "vsepp" else median
             values["meanr"] = ranks.mean(axis=2)
@@ -108,7 +112,8 @@ RETRIEVAL_OPTIONS = (
                choices=CI_METHODS, legacy="retrieval_ci"),
     TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
                choices=MEDR_CONVENTIONS, legacy="retrieval_medr", protocol_key="medr"),
-    TaskOption("retrieval_ties", str, "optimistic", "ties with the target: optimistic (as VSE++) or pessimistic",
+    TaskOption("retrieval_ties", str, "expected", "ties with the target: expected (random tie breaking, McSherry & "
+               "Najork 2008; equal to VSE++ when nothing ties), optimistic or pessimistic",
                choices=TIE_CONVENTIONS, legacy="retrieval_ties", protocol_key="ties"),
 )
 VSEPP_BIBTEX = """@inproceedings{faghri2018vse,
@@ -192,9 +197,11 @@ class Retrieval(OnEvaluationSplit, Task):
         intervals: dict[tuple[str, str], tuple[float, float]] = {}
         if options.bootstrap > 0:
             m = len(metrics["i2t"]["ranks"]) // self.folds
+            per_query = {d: {"ranks": metrics[d]["ranks"], **{f"r{k}": metrics[d]["hits"][k] for k in RECALL_KS}}
+                         for d in DIRECTIONS}
             intervals = bootstrap_by_image(
-                metrics["i2t"]["ranks"].reshape(self.folds, m),
-                metrics["t2i"]["ranks"].reshape(self.folds, m, PER_IMAGE),
+                {key: a.reshape(self.folds, m) for key, a in per_query["i2t"].items()},
+                {key: a.reshape(self.folds, m, PER_IMAGE) for key, a in per_query["t2i"].items()},
                 n_boot=options.bootstrap, seed=options.seed, medr=values["retrieval_medr"],
             )
         records = []
@@ -202,8 +209,9 @@ class Retrieval(OnEvaluationSplit, Task):
             ranks = metrics[direction]["ranks"]
             for metric in METRICS:
                 low, high = intervals.get((direction, metric), (math.nan, math.nan))
-                if metric in RECALLS and values["retrieval_ci"] == "wilson":
-                    low, high = (100.0 * v for v in wilson_ci(int((ranks <= int(metric[1:])).sum()), len(ranks)))
+                if metric in RECALLS and values["retrieval_ci"] == "wilson":  # on the expected number of hits
+                    hits = float(metrics[direction]["hits"][int(metric[1:])].sum())
+                    low, high = (100.0 * v for v in wilson_ci(hits, len(ranks)))
                 records.append(
                     MetricRecord(self.name, direction, metric, metrics[direction][metric], low, high, len(ranks))
                 )

@@ -24,12 +24,18 @@ counts to both directions, so no query is looped over and the full matrix never 
 1.3–1.4x the time of the bare 5000 × 25000 product, ~400 MB beyond the inputs; benchmarks/bench_retrieval.py).
 Target scores are computed separately (row-wise) and the own items are excluded from the counts, so a target
 never competes with itself (block and row-wise products may round differently in the last bit).
-Ties: ``ties="optimistic"`` (default) does not count candidates tied with the target — VSE++'s ``argsort``
-leaves tied order to the sort, so on tie-free (continuous random) data the two agree exactly;
-``ties="pessimistic"`` counts them (a constant encoder then ranks last, not first). The number of queries whose
-target ties with a competitor is returned as ``tied``. Under the optimistic rule an encoder whose embeddings
-are all equal would rank every target first (R@1 = 100) and NaN scores would do the same (no comparison with
-NaN is "greater"). NaN/infinite values raise :class:`BenchboxError` here (:func:`validate_embeddings`); an
+Ties: ``ties="expected"`` (default) scores each query at its expectation under random tie breaking
+(McSherry & Najork, ECIR 2008): with ``a`` competitors strictly above the target, ``t`` competitors tied with it
+and ``m`` own items at the target's score (image → text: own captions tied with the best one; else 1), the
+target's position among the ``t + m`` tied items is the first of ``m`` places drawn without replacement, so
+P(rank ≤ K) = 1 − C(t + m − (K − a), m) / C(t + m, m) for a < K ≤ a + t + 1, and the expected rank is
+a + (t + m + 1) / (m + 1). R@K is the mean of P(rank ≤ K) over queries and the per-query ``ranks`` are the
+expected ranks (medr and meanr are taken of them). With no ties this is exactly VSE++'s ``i2t``/``t2i``; with
+many ties it is what VSE++'s ``argsort``, which leaves tied order to the sort, gives on average, never
+inflated. ``ties="optimistic"`` does not count tied candidates (a constant encoder would rank every target
+first: R@1 = 100; so would NaN scores, since no comparison with NaN is "greater"), ``ties="pessimistic"``
+counts them (it then ranks last); both are recorded options that bound the expected value. The number of
+queries whose target ties with a competitor is returned as ``tied``. NaN/infinite values raise :class:`BenchboxError` here (:func:`validate_embeddings`); an
 encoder whose caption embeddings are all identical is refused before ranking by the retrieval task and by
 snapshot selection (:func:`benchbox.embedding_checks.require_informative`, naming the encoder), so it never
 scores; this function itself keeps the tie rule as stated (tested on constant scores).
@@ -51,7 +57,7 @@ from benchbox.errors import BenchboxError
 RECALL_KS = (1, 5, 10)
 SIMILARITIES = ("cosine", "dot", "order")
 MEDR_CONVENTIONS = ("vsepp", "median")
-TIE_CONVENTIONS = ("optimistic", "pessimistic")
+TIE_CONVENTIONS = ("expected", "optimistic", "pessimistic")
 DIRECTIONS = ("i2t", "t2i")
 #: score-block size in elements (float32: 64 MiB); the order similarity's [B, c, d] blocks use the same budget
 BLOCK_ELEMENTS = 1 << 24
@@ -149,10 +155,40 @@ def _own_scores(images: torch.Tensor, captions: torch.Tensor, similarity: str) -
     return out.view(-1)
 
 
+class QueryCounts:
+    """Per query of one direction: competitors strictly above the target (``above``), competitors tied with it
+    (``tied``) and own items at the target's score (``own``; 1 but for image → text)."""
+
+    def __init__(self, above: np.ndarray, tied: np.ndarray, own: np.ndarray) -> None:
+        self.above, self.tied, self.own = above, tied, own
+
+    def ranks(self, ties: str) -> np.ndarray:
+        """1-based ranks under the tie convention: int64, except where an expected rank is fractional (float)."""
+        if ties == "optimistic":
+            return self.above + 1
+        if ties == "pessimistic":
+            return self.above + self.tied + 1
+        expected = self.above + (self.tied + self.own + 1) / (self.own + 1)
+        return expected.astype(np.int64) if np.all(expected == np.floor(expected)) else expected
+
+    def hit_probability(self, k: int, ties: str) -> np.ndarray:
+        """P(rank ≤ k) per query: 0 or 1 under ``optimistic``/``pessimistic``, the module docstring's formula
+        under ``expected``."""
+        if ties != "expected":
+            return (self.ranks(ties) <= k).astype(np.float64)
+        places = (k - self.above).astype(np.float64)  # tied places the target may take and still be within k
+        total = (self.tied + self.own).astype(np.float64)
+        miss = np.ones_like(places)
+        for i in range(int(self.own.max(initial=1))):  # C(total − places, own) / C(total, own), factor by factor
+            factor = np.clip(total - places - i, 0, None) / np.maximum(total - i, 1)
+            miss *= np.where(i < self.own, factor, 1.0)
+        return np.where(places <= 0, 0.0, np.where(places > self.tied, 1.0, 1.0 - miss))
+
+
 def query_ranks(
-    images: torch.Tensor, captions: torch.Tensor, *, similarity: str, ties: str, block_rows: int | None = None
-) -> dict[str, tuple[np.ndarray, int]]:
-    """1-based ranks of one retrieval problem: ``{"i2t": (ranks [N], tied), "t2i": (ranks [5N], tied)}``."""
+    images: torch.Tensor, captions: torch.Tensor, *, similarity: str, block_rows: int | None = None
+) -> dict[str, QueryCounts]:
+    """The counts behind the ranks of one retrieval problem: ``{"i2t": [N] queries, "t2i": [5N] queries}``."""
     n, n_caps = images.shape[0], captions.shape[0]
     device = images.device
     own = _own_scores(images, captions, similarity)
@@ -176,12 +212,10 @@ def query_ranks(
         ):
             for relation, strict in (("gt", True), ("ge", False)):
                 counts[direction][relation][index] += _count_above(block, threshold, dim, strict, mask).to(device)
-    out = {}
-    for direction, c in counts.items():
-        beaten = c["gt"] if ties == "optimistic" else c["ge"]
-        tied = int((c["ge"] > c["gt"]).sum())
-        out[direction] = ((beaten + 1).cpu().numpy(), tied)
-    return out
+    own_at_best = (own.view(n, PER_IMAGE) == best_own[:, None]).sum(dim=1)
+    own_tied = {"i2t": own_at_best.cpu().numpy(), "t2i": np.ones(n_caps, dtype=np.int64)}
+    return {direction: QueryCounts(c["gt"].cpu().numpy(), (c["ge"] - c["gt"]).cpu().numpy(), own_tied[direction])
+            for direction, c in counts.items()}
 
 
 def median_rank(ranks: np.ndarray, convention: str) -> float:
@@ -190,9 +224,10 @@ def median_rank(ranks: np.ndarray, convention: str) -> float:
     return float(math.floor(median)) if convention == "vsepp" else median
 
 
-def summarise(ranks: np.ndarray, medr: str) -> dict[str, float]:
-    """R@1/5/10 (percent), medr and meanr of one direction of one fold."""
-    out = {f"r{k}": 100.0 * float(np.mean(ranks <= k)) for k in RECALL_KS}
+def summarise(ranks: np.ndarray, hits: dict[int, np.ndarray], medr: str) -> dict[str, float]:
+    """R@1/5/10 (percent: the mean of the queries' ``hits`` probabilities), medr and meanr of one direction of
+    one fold."""
+    out = {f"r{k}": 100.0 * float(np.mean(hits[k])) for k in RECALL_KS}
     out["medr"] = median_rank(ranks, medr)
     out["meanr"] = float(np.mean(ranks))
     return out
@@ -205,16 +240,16 @@ def retrieval_metrics(
     folds: int = 1,
     similarity: str = "cosine",
     medr: str = "vsepp",
-    ties: str = "optimistic",
+    ties: str = "expected",
     device: str | torch.device | None = "auto",
     block_rows: int | None = None,
 ) -> dict[str, Any]:
     """Retrieval metrics of image embeddings [N, d] against caption embeddings [5N, d] (numpy or torch).
 
     Returns ``{"i2t": {...}, "t2i": {...}, "rsum": float}``; each direction holds ``r1``, ``r5``, ``r10``
-    (percent), ``medr``, ``meanr`` (means over folds), ``ranks`` (int64 1-based rank of every query, in query
-    order: image i, caption row j), ``fold`` (fold index of every query) and ``tied`` (queries whose target
-    ties with a competitor). ``folds`` splits images (and their captions) into that many consecutive folds;
+    (percent), ``medr``, ``meanr`` (means over folds), ``ranks`` (the 1-based rank of every query under the tie
+    convention, float, in query order: image i, caption row j), ``hits`` (``{k: P(rank ≤ k)}`` per query),
+    ``fold`` (fold index of every query) and ``tied`` (queries whose target ties with a competitor). ``folds`` splits images (and their captions) into that many consecutive folds;
     ``device``: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``; ``block_rows``: image rows per score
     block (default: as many as fit in ``BLOCK_ELEMENTS``).
     """
@@ -231,25 +266,26 @@ def retrieval_metrics(
         images = torch.nn.functional.normalize(images, dim=1)
         captions = torch.nn.functional.normalize(captions, dim=1)
     size = images.shape[0] // folds
-    per_fold: dict[str, list[np.ndarray]] = {d: [] for d in DIRECTIONS}
-    tied = dict.fromkeys(DIRECTIONS, 0)
+    per_fold: dict[str, list[QueryCounts]] = {d: [] for d in DIRECTIONS}
     with torch.no_grad():
         for f in range(folds):
-            fold_ranks = query_ranks(
+            fold_counts = query_ranks(
                 images[f * size : (f + 1) * size],
                 captions[PER_IMAGE * f * size : PER_IMAGE * (f + 1) * size],
-                similarity=similarity, ties=ties, block_rows=block_rows,
+                similarity=similarity, block_rows=block_rows,
             )
-            for direction, (ranks, n_tied) in fold_ranks.items():
-                per_fold[direction].append(ranks)
-                tied[direction] += n_tied
+            for direction, counts in fold_counts.items():
+                per_fold[direction].append(counts)
     result: dict[str, Any] = {}
     for direction in DIRECTIONS:
-        fold_metrics = [summarise(r, medr) for r in per_fold[direction]]
+        ranks = [c.ranks(ties) for c in per_fold[direction]]
+        hits = [{k: c.hit_probability(k, ties) for k in RECALL_KS} for c in per_fold[direction]]
+        fold_metrics = [summarise(r, h, medr) for r, h in zip(ranks, hits)]
         entry: dict[str, Any] = {key: float(np.mean([m[key] for m in fold_metrics])) for key in fold_metrics[0]}
-        entry["ranks"] = np.concatenate(per_fold[direction])
-        entry["fold"] = np.repeat(np.arange(folds), [len(r) for r in per_fold[direction]])
-        entry["tied"] = tied[direction]
+        entry["ranks"] = np.concatenate(ranks)
+        entry["hits"] = {k: np.concatenate([h[k] for h in hits]) for k in RECALL_KS}
+        entry["fold"] = np.repeat(np.arange(folds), [len(r) for r in ranks])
+        entry["tied"] = int(sum((c.tied > 0).sum() for c in per_fold[direction]))
         result[direction] = entry
     result["rsum"] = sum(result[d][f"r{k}"] for d in DIRECTIONS for k in RECALL_KS)
     return result

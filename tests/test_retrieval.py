@@ -54,20 +54,31 @@ def test_ties_with_the_target_follow_the_convention():
     scores[0, 5] = scores[0, 2]  # a competitor of image 0 ties its best own caption (11/16)
     scores[1, 0] = scores[0, 0]  # caption 0: image 1 ties image 0 (8/16)
     scores[1, 9] = scores[1, 8]  # a tie among image 1's own captions plays no role
-    optimistic, pessimistic = metrics_of(scores), metrics_of(scores, ties="pessimistic")
+    optimistic, pessimistic = metrics_of(scores, ties="optimistic"), metrics_of(scores, ties="pessimistic")
     assert optimistic["i2t"]["ranks"].tolist() == [2, 2]
     assert pessimistic["i2t"]["ranks"].tolist() == [3, 2]
     assert optimistic["t2i"]["ranks"][0] == 1 and pessimistic["t2i"]["ranks"][0] == 2
     assert optimistic["i2t"]["tied"] == 1 and optimistic["t2i"]["tied"] == 1
+    # the default, random tie breaking: one competitor above image 0 and one tied, so rank 2 or 3 with equal
+    # chances (expected 2.5; P(rank <= 1) = 0, P(rank <= 5) = 1); caption 0 is 1st or 2nd (expected 1.5)
+    expected = metrics_of(scores)
+    assert expected["i2t"]["ranks"].tolist() == [2.5, 2] and expected["t2i"]["ranks"][0] == 1.5
+    assert expected["i2t"]["hits"][1].tolist() == [0, 0] and expected["t2i"]["hits"][1][0] == 0.5
+    assert expected["t2i"]["r1"] == pytest.approx(100 * (optimistic["t2i"]["r1"] / 100 * 10 - 0.5) / 10)
 
 
 def test_constant_scores_rank_first_when_optimistic_and_last_when_pessimistic():
     n = 4
     flat = np.zeros((n, 5 * n))
-    optimistic, pessimistic = metrics_of(flat), metrics_of(flat, ties="pessimistic")
+    optimistic, pessimistic = metrics_of(flat, ties="optimistic"), metrics_of(flat, ties="pessimistic")
     assert (optimistic["i2t"]["ranks"] == 1).all() and (optimistic["t2i"]["ranks"] == 1).all()
     assert (pessimistic["i2t"]["ranks"] == 5 * n - 5 + 1).all() and (pessimistic["t2i"]["ranks"] == n).all()
     assert optimistic["i2t"]["tied"] == n and optimistic["t2i"]["tied"] == 5 * n
+    # random tie breaking: an image's 5 captions among 20 tied ones, the first of them at (20 + 1)/(5 + 1);
+    # a caption's image 1st of 4 with chance 1/4, at (3 + 2)/2 on average
+    expected = metrics_of(flat)
+    assert (expected["i2t"]["ranks"] == 3.5).all() and (expected["t2i"]["ranks"] == 2.5).all()
+    assert expected["i2t"]["r1"] == pytest.approx(100 * 5 / 20) and expected["t2i"]["r1"] == pytest.approx(25.0)
 
 
 def test_folds_are_consecutive_independent_problems_and_metrics_are_averaged():
@@ -114,6 +125,29 @@ def vsepp_t2i(images: np.ndarray, captions: np.ndarray, sim) -> np.ndarray:
         inds = np.argsort(sim(images, captions[j : j + 1])[:, 0])[::-1]
         ranks[j] = np.where(inds == j // 5)[0][0]
     return ranks
+
+
+def test_four_distinct_embeddings_score_as_vsepp_does_on_average_not_as_a_perfect_encoder():
+    """Issue #24: 1000 images whose embeddings take 4 distinct values (captions equal to their image): VSE++'s
+    own i2t/t2i give R@1 0.4 / 0.4, counting no ties gave 50.6 / 73.7. Random tie breaking, by hand: a caption's
+    image is one of 250 tied images (P(rank <= K) = K/250); an image's 5 captions are among 1250 tied ones
+    (P(first of them <= K) = 1 - C(1250 - K, 5)/C(1250, 5))."""
+    from math import comb
+
+    n = 1000
+    basis = np.eye(4, 8, dtype=np.float32) + 0.1
+    images = basis[np.arange(n) % 4]
+    captions = np.repeat(images, 5, axis=0)
+    got = retrieval_metrics(images, captions, device="cpu")
+    for k in (1, 5, 10):
+        assert got["t2i"][f"r{k}"] == pytest.approx(100 * k / 250)
+        assert got["i2t"][f"r{k}"] == pytest.approx(100 * (1 - comb(1250 - k, 5) / comb(1250, 5)))
+    assert got["t2i"]["ranks"][0] == pytest.approx((249 + 2) / 2) and got["i2t"]["ranks"][0] == pytest.approx((1245 + 5 + 1) / 6)
+    cos = lambda a, b: (a / np.linalg.norm(a, axis=1, keepdims=True)) @ (b / np.linalg.norm(b, axis=1, keepdims=True)).T
+    vsepp = {"i2t": vsepp_metrics(vsepp_i2t(images, captions, cos)), "t2i": vsepp_metrics(vsepp_t2i(images, captions, cos))}
+    for direction in ("i2t", "t2i"):
+        assert abs(got[direction]["r1"] - vsepp[direction]["r1"]) <= 0.5, (direction, got[direction]["r1"], vsepp[direction])
+    assert retrieval_metrics(images, captions, device="cpu", ties="optimistic")["t2i"]["r1"] == 100.0
 
 
 def vsepp_metrics(ranks0: np.ndarray) -> dict[str, float]:
@@ -250,12 +284,17 @@ def test_bad_input_gives_clear_errors(images, captions, kwargs, message):
         retrieval_metrics(images, captions, device="cpu", **kwargs)
 
 
+def _untied(ranks: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-query input of :func:`bootstrap_by_image` for ranks without ties: hits at K are 0 or 1."""
+    return {"ranks": ranks, **{f"r{k}": (ranks <= k).astype(float) for k in (1, 5, 10)}}
+
+
 def test_image_bootstrap_is_wider_than_wilson_when_captions_of_an_image_agree():
     rng = np.random.default_rng(8)
     hit = rng.random(400) < 0.4  # per image: all five captions hit or all miss
     t2i = np.where(hit, 1, 50)[:, None].repeat(5, axis=1)[None]
     i2t = np.where(hit, 1, 50)[None]
-    ci = bootstrap_by_image(i2t, t2i, n_boot=2000, seed=1, medr="vsepp")
+    ci = bootstrap_by_image(_untied(i2t), _untied(t2i), n_boot=2000, seed=1, medr="vsepp")
     boot_width = ci[("t2i", "r1")][1] - ci[("t2i", "r1")][0]
     low, high = wilson_ci(int(hit.sum()) * 5, 2000)
     assert 1.8 < boot_width / (100 * (high - low)) < 2.8  # about sqrt(5): 400 independent units, not 2000
@@ -263,13 +302,13 @@ def test_image_bootstrap_is_wider_than_wilson_when_captions_of_an_image_agree():
     for key, (lo, hi) in ci.items():
         assert lo <= hi
     assert ci[("i2t", "r1")][0] < value < ci[("i2t", "r1")][1]
-    assert ci == bootstrap_by_image(i2t, t2i, n_boot=2000, seed=1, medr="vsepp")
+    assert ci == bootstrap_by_image(_untied(i2t), _untied(t2i), n_boot=2000, seed=1, medr="vsepp")
 
 
 def test_image_bootstrap_resamples_within_folds():
     i2t = np.array([[1] * 50, [20] * 50])  # fold 1 all hits, fold 2 all misses
     t2i = i2t[..., None].repeat(5, axis=2)
-    ci = bootstrap_by_image(i2t, t2i, n_boot=200, seed=0, medr="median")
+    ci = bootstrap_by_image(_untied(i2t), _untied(t2i), n_boot=200, seed=0, medr="median")
     assert ci[("i2t", "r1")] == (50.0, 50.0) and ci[("t2i", "medr")] == (10.5, 10.5)
     assert ci[("all", "rsum")] == (300.0, 300.0)
 

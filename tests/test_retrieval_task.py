@@ -118,7 +118,7 @@ def test_flickr8k_retrieval_records_items_and_protocol(world):
     assert t2i.image_id.iloc[7] == f"img{world.order[1]}.jpg" and set(items.subset) == {"all"}
     protocol = result.protocol
     assert protocol["images"] == 20 and protocol["folds"] == 1 and protocol["medr"] == "vsepp"
-    assert protocol["similarity"] == "cosine" and protocol["ties"] == "optimistic"
+    assert protocol["similarity"] == "cosine" and protocol["ties"] == "expected"
     assert set(result.data_checksums) == {"flickr8k/Flickr8k.token.txt", "flickr8k/Flickr_8k.testImages.txt",
                                           world.features, world.features.replace(".npy", ".ids.txt")}
     saved = pd.read_csv(evaluation.save(world.root.parent / "runs") / "items" / "retrieval.csv")
@@ -174,7 +174,7 @@ def test_text_only_encoder_and_missing_features_give_clear_errors(world):
     [
         ({"retrieval_ci": "exact"}, "retrieval_ci must be one of wilson, bootstrap"),
         ({"retrieval_medr": "mean"}, "retrieval_medr must be one of vsepp, median"),
-        ({"retrieval_ties": "random"}, "retrieval_ties must be one of optimistic, pessimistic"),
+        ({"retrieval_ties": "random"}, "retrieval_ties must be one of expected, optimistic, pessimistic"),
         ({"retrieval_ci": "bootstrap", "bootstrap": 0}, "set --bootstrap to a positive number"),
     ],
 )

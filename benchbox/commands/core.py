@@ -177,7 +177,7 @@ def eval_command(
     features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks (and rho_vis of the structure tasks).")] = None,
     retrieval_ci: Annotated[str, typer.Option(help="Retrieval recall intervals: wilson (share of queries) or bootstrap (resampling images).")] = "wilson",
     retrieval_medr: Annotated[str, typer.Option(help="Retrieval median rank: vsepp (floor of the median, as VSE++) or median.")] = "vsepp",
-    retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: optimistic (as VSE++ on tie-free data) or pessimistic.")] = "optimistic",
+    retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: expected (random tie breaking, McSherry & Najork 2008; equal to VSE++ when nothing ties), optimistic or pessimistic.")] = "expected",
     seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).", callback=AT_LEAST_0)] = 1111,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).", callback=AT_LEAST_0)] = 1000,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
