@@ -41,9 +41,10 @@ for Pearson rows, difference of paired proportions for accuracy and R@10) and th
 the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
 ``allow_protocol_mismatch`` compared and the mismatch recorded.
 
-Summary units ("tasks", as Merkx & Frank 2019 count their 26): one per subset of a correlation task with its
-Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
-per retrieval direction with R@10, one per classification subset with accuracy.
+Summary rows (Merkx & Frank 2019 count them as their 26 "tasks"): one per subset of a correlation task with
+its Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
+per retrieval direction with R@10, one per classification subset with accuracy. The summary line of a pair
+counts them, and the compact compare table shows them (the others with ``--wide``).
 
 Seed variance: runs of one configuration (same encoder name, configuration and evaluation options except
 seeds, different fingerprints) get mean ± sd across seeds in :attr:`Comparison.seeds`, beside the
@@ -380,7 +381,7 @@ class Comparison:
             counts = rows["verdict"].value_counts()
             note = " (approximate: published numbers, no per-item scores)" if rows["approximate"].any() else ""
             lines.append(
-                f"{a} significantly better than {b} on {counts.get('better', 0)} of {len(rows)} tasks, "
+                f"{a} significantly better than {b} on {counts.get('better', 0)} of {len(rows)} summary rows, "
                 f"worse on {counts.get('worse', 0)}, no significant difference on "
                 f"{counts.get(VERDICTS[2], 0)} ({self.correction}-corrected, 5%){note}"
             )

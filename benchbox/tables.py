@@ -79,12 +79,21 @@ def pair_table(rows: pd.DataFrame, correction: str, wide: bool = False) -> Table
     """One pair's rows, verdict of A first: the row (``task/subset/metric`` in one column, which keeps the
     compact view within 80 columns), A − B with its 95% interval and the ``correction``-adjusted p; ``wide``:
     task, subset and metric apart, both values with their intervals, the test, the raw p and the other
-    adjusted p."""
+    adjusted p. The compact view shows the summary rows (those the pair's summary line counts), ``wide`` every
+    tested row."""
     a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
+    others = 0
+    if not wide and "unit" in rows:
+        summary = rows["unit"].astype(bool)
+        others = int((~summary).sum())
+        rows = rows[summary]
     notes = [f"A is: verdict after {correction} at 5% (n.s.: no significant difference)",
              f"A − B: 95% interval of the row alone, not adjusted for multiplicity (p {correction} is adjusted)"]
     if rows["approximate"].any():
         notes.append(f"{APPROXIMATE} approximate (no per-item scores)")
+    if others:
+        notes.append(f"summary rows only (per subset: Pearson r, accuracy or R@10); {others} more tested rows with "
+                     "--wide or --csv")
     table = _table(f"A = {a}  vs  B = {b}", scale_caption("; ".join(notes)))
     _text_column(table, "A is")
     for column in (("task", "subset", "metric") if wide else ("task/subset/metric",)):

@@ -98,7 +98,7 @@ def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.Da
 
     units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
     counts = units["verdict"].value_counts()
-    text = (f"{a} vs {b}: {a} is significantly better on {counts.get('better', 0)} of {len(units)} tasks, worse "
+    text = (f"{a} vs {b}: {a} is significantly better on {counts.get('better', 0)} of {len(units)} summary rows, worse "
             f"on {counts.get('worse', 0)} and not significantly different on "
             f"{counts.get(VERDICTS[2], 0)} ({CORRECTION_NAME.get(correction, correction)}-corrected, 5%)")
     if units["approximate"].astype(bool).any():

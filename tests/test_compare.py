@@ -123,7 +123,7 @@ def test_compare_two_runs_tests_every_row(two_runs):
     assert rows.loc[("mr", "test", "accuracy"), "test"] == "mcnemar"
     assert rows.loc[("mr", "test", "accuracy"), "verdict"] == "better"
     assert comparison.summary_lines() == [
-        "good@good-0-f significantly better than bad@bad-0-fp on 5 of 5 tasks, worse on 0, no significant "
+        "good@good-0-f significantly better than bad@bad-0-fp on 5 of 5 summary rows, worse on 0, no significant "
         "difference on 0 (holm-corrected, 5%)"
     ]
 
@@ -135,7 +135,7 @@ def test_equal_runs_show_no_difference(tmp_path):
     assert set(comparison.table["task"]) == {"sts12"}
     assert (comparison.table["verdict"] == "no significant difference").all()
     assert set(comparison.table.query("subset != 'all'")["test"]) == {"steiger"}
-    assert "on 0 of 2 tasks, worse on 0, no significant difference on 2" in comparison.summary_lines()[0]
+    assert "on 0 of 2 summary rows, worse on 0, no significant difference on 2" in comparison.summary_lines()[0]
 
 
 def test_paper_comparator_is_approximate(tmp_path):

@@ -91,7 +91,7 @@ def test_report_uses_stored_and_given_labels(runs, tmp_path):
     glove, counts = runs
     text = write_report([glove, f"Counts={counts}"], tmp_path / "r.md", compare=True).read_text()
     assert "2 run(s): GloVe 50d, Counts." in text
-    assert "GloVe 50d vs Counts: GloVe 50d is significantly better on 0 of 1 tasks, worse on 1" in text
+    assert "GloVe 50d vs Counts: GloVe 50d is significantly better on 0 of 1 summary rows, worse on 1" in text
     assert "letter-counts" not in text.split("## ", 1)[0]  # the intro names the models by label only
     with pytest.raises(BenchboxError, match="a label names one run"):
         write_report([f"all={glove.parent}"], tmp_path / "x.md")
@@ -110,7 +110,7 @@ def test_a_label_equal_to_the_default_name_leaves_the_report_byte_identical(runs
     named = write_report([f"glove-bow={glove}", f"letter-counts={counts}"], tmp_path / "b" / f"r.{suffix}",
                          compare=True)
     assert plain.read_bytes() == named.read_bytes()
-    assert "glove-bow vs letter-counts: glove-bow is significantly better on 0 of 1 tasks, worse on 1" in plain.read_text()
+    assert "glove-bow vs letter-counts: glove-bow is significantly better on 0 of 1 summary rows, worse on 1" in plain.read_text()
 
 
 FLICKR = DataRoot().root / "flickr8k" / "Flickr8k.token.txt"

@@ -269,7 +269,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
     text = markdown.render(build_report(sources, Fake()), tmp_path / "r.md")
     section = text.split("## Pairwise significance")[1].split("\n## ")[0]
     # the headline from the verdicts of the per-task (unit) rows, then a compact table with the verdict first
-    assert (f"{escape(EVIL)} vs glove-bow: {escape(EVIL)} is significantly better on 1 of 2 tasks, worse on 0 and "
+    assert (f"{escape(EVIL)} vs glove-bow: {escape(EVIL)} is significantly better on 1 of 2 summary rows, worse on 0 and "
             "not significantly different on 1 (Holm-corrected, 5%).") in section
     assert f"| {escape(EVIL)} is | Task | Subset | Metric | A − B | p (Holm) |" in section
     assert "| better | stsb-cosine | test | pearson | 10.0 \\[5.0, 15.0\\] | <0.001 |" in section
@@ -289,7 +289,7 @@ def test_compare_option_runs_paired_tests_between_runs(runs, tmp_path):
     assert result.exit_code == 0, result.output
     html = (tmp_path / "r.html").read_text()
     # identical embeddings under two names: every paired difference is exactly zero
-    assert "Pairwise significance" in html and "is significantly better on 0 of 2 tasks, worse on 0" in html
+    assert "Pairwise significance" in html and "is significantly better on 0 of 2 summary rows, worse on 0" in html
     # two tasks (Pearson rows) in the pair's table, all four tests (and Spearman) in the appendix
     section, appendix = html.split('id="significance"')[1].split('id="appendix-tests"')
     assert section.count("no significant difference</td>") == 2 and appendix.count("no significant difference</td>") == 4

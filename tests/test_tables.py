@@ -141,3 +141,16 @@ def test_a_value_and_its_interval_share_one_precision_and_zero_has_no_sign():
     assert fmt.number(12345.6, "e_intra") == "12346" and fmt.number(0.123456, "auc") == "0.1235"
     assert fmt.plus_minus(0.2751, 0.2471, 0.3031, "pearson") == "27.5 ± 2.8"
     assert fmt.plus_minus(1.5, 1.25, 1.7, "mse") == "1.500 +0.200/−0.250"
+
+
+def test_compact_compare_table_shows_the_rows_its_summary_counts():
+    """Issue #27: the table showed 9 worse and 3 better rows while the summary said "better on 2, worse on 2 of
+    26 tasks" (it counted summary rows only). The compact table now shows those rows, and says how many more
+    the wide view has."""
+    rows = _comparison_rows().assign(unit=[True, True, False, True, False])
+    lines = _render(pair_table(rows, "holm"), 140)
+    shown = [line for line in lines if line.split() and line.split()[0] in ("n.s.", "worse", "better")]
+    assert len(shown) == 3
+    assert "2 more tested rows with --wide or --csv" in " ".join(" ".join(lines).split())
+    assert len([line for line in _render(pair_table(rows, "holm", wide=True), 80, wide=True)
+                if line.split() and line.split()[0] in ("n.s.", "worse", "better")]) == 5
