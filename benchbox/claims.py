@@ -38,9 +38,9 @@ KINDS = {"correlation": ("pearson", "Δz"), "classification": ("accuracy", "Δac
 KIND_NOUN = {"correlation": "correlation", "classification": "classification", "ranks": "retrieval"}
 CLAIM_COLUMNS = [
     "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
-    "p_pooled", "tau2", "i2", "q", "clusters", "robust", "pooling", "seed_diff", "seed_ci_low", "seed_ci_high",
-    "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict", "better", "worse",
-    "tests", "correction", "family",
+    "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
+    "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
+    "better", "worse", "tests", "correction", "family",
 ]
 
 

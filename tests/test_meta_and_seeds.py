@@ -31,6 +31,7 @@ def test_pooling_reproduces_metafor_on_kacker_2004(method):
     for key, value in METAFOR[method].items():
         assert getattr(pooled, key) == pytest.approx(value, abs=1e-6), key
     assert not pooled.robust and pooled.k == pooled.clusters == 9
+    assert pooled.df == np.inf and pooled.variance == "model"
 
 
 @pytest.mark.parametrize("method", ["pm", "dl"])
@@ -59,17 +60,32 @@ def test_negative_dersimonian_laird_tau2_is_truncated_at_zero():
 
 
 def test_robust_variance_by_hand():
-    """Hedges, Tipton & Jackson (2010) with the RE weights: three clusters, one of them two rows."""
+    """CR2 with Satterthwaite df (Pustejovsky & Tipton 2018) with the RE weights: three clusters, one of them two
+    rows. Singleton clusters get A_i = (1 − M w_i)^-½ (HC2); the pair's A = Φ^½ B^-½ Φ^½ uses the closed-form square
+    root of a 2×2 matrix, √S = (S + √det S · I)/√(tr S + 2√det S), not an eigendecomposition."""
     y, v, clusters = np.array([0.1, 0.3, 0.2, 0.5]), np.array([0.01, 0.02, 0.01, 0.04]), ["a", "a", "b", "c"]
     pooled = pool_effects(y, v, method="dl", clusters=clusters)
-    w = 1 / (v + pooled.tau2)
-    mean = (w * y).sum() / w.sum()
-    e = w * (y - mean)
-    se = np.sqrt(3 / 2 * ((e[0] + e[1]) ** 2 + e[2] ** 2 + e[3] ** 2)) / w.sum()
-    assert pooled.robust and pooled.clusters == 3 and pooled.estimate == pytest.approx(mean)
-    assert pooled.se == pytest.approx(se)
-    assert pooled.ci_high - pooled.estimate == pytest.approx(st.t.ppf(0.975, 2) * se)
-    assert pooled.p == pytest.approx(2 * st.t.sf(mean / se, 2))
+    phi = v + pooled.tau2
+    w = 1 / phi
+    bread = 1 / w.sum()
+    mean = bread * (w * y).sum()
+    e = y - mean
+    root = np.sqrt(phi[:2])
+    b = root[:, None] * (np.diag(phi[:2]) - bread) * root[None, :]  # Φ½ (Φ_j − M 11ᵀ) Φ½
+    sqrt_det = np.sqrt(np.linalg.det(b))
+    b_root = (b + sqrt_det * np.eye(2)) / np.sqrt(np.trace(b) + 2 * sqrt_det)
+    a_pair = root[:, None] * np.linalg.inv(b_root) * root[None, :]
+    a_single = 1 / np.sqrt(1 - bread * w[2:])
+    variance = bread**2 * ((w[:2] @ a_pair @ e[:2]) ** 2 + ((w[2:] * a_single * e[2:]) ** 2).sum())
+    residual = np.eye(4) - np.outer(np.ones(4), w) * bread
+    g = [bread * residual[:2].T @ a_pair @ w[:2]] + [bread * residual[i] * a_single[i - 2] * w[i] for i in (2, 3)]
+    cross = np.array([[gi @ (phi * gj) for gj in g] for gi in g])
+    df = np.trace(cross) ** 2 / (cross**2).sum()
+    assert pooled.tau2 > 0 and pooled.robust and pooled.clusters == 3 and pooled.estimate == pytest.approx(mean)
+    assert pooled.variance == "CR2" and pooled.df == pytest.approx(df, rel=1e-10) and 1 < df < 2
+    assert pooled.se == pytest.approx(np.sqrt(variance), rel=1e-10)
+    assert pooled.ci_high - pooled.estimate == pytest.approx(st.t.ppf(0.975, df) * np.sqrt(variance))
+    assert pooled.p == pytest.approx(2 * st.t.sf(mean / np.sqrt(variance), df))
 
 
 def test_pooling_refuses_bad_input():
