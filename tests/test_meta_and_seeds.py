@@ -3,6 +3,8 @@ simulation of the claim-level tests against the per-row vote count."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats as st
@@ -61,7 +63,7 @@ def test_negative_dersimonian_laird_tau2_is_truncated_at_zero():
 
 def test_robust_variance_by_hand():
     """CR2 with Satterthwaite df (Pustejovsky & Tipton 2018) with the RE weights: three clusters, one of them two
-    rows. Singleton clusters get A_i = (1 − M w_i)^-½ (HC2); the pair's A = Φ^½ B^-½ Φ^½ uses the closed-form square
+    rows; the df fall below 4, so the p and interval are the sign-flip test's (all sums positive: p = 2/2³). Singleton clusters get A_i = (1 − M w_i)^-½ (HC2); the pair's A = Φ^½ B^-½ Φ^½ uses the closed-form square
     root of a 2×2 matrix, √S = (S + √det S · I)/√(tr S + 2√det S), not an eigendecomposition."""
     y, v, clusters = np.array([0.1, 0.3, 0.2, 0.5]), np.array([0.01, 0.02, 0.01, 0.04]), ["a", "a", "b", "c"]
     pooled = pool_effects(y, v, method="dl", clusters=clusters)
@@ -82,10 +84,14 @@ def test_robust_variance_by_hand():
     cross = np.array([[gi @ (phi * gj) for gj in g] for gi in g])
     df = np.trace(cross) ** 2 / (cross**2).sum()
     assert pooled.tau2 > 0 and pooled.robust and pooled.clusters == 3 and pooled.estimate == pytest.approx(mean)
-    assert pooled.variance == "CR2" and pooled.df == pytest.approx(df, rel=1e-10) and 1 < df < 2
+    assert pooled.df == pytest.approx(df, rel=1e-10) and 1 < df < 2
     assert pooled.se == pytest.approx(np.sqrt(variance), rel=1e-10)
-    assert pooled.ci_high - pooled.estimate == pytest.approx(st.t.ppf(0.975, df) * np.sqrt(variance))
-    assert pooled.p == pytest.approx(2 * st.t.sf(mean / np.sqrt(variance), df))
+    # df < 4: p and interval come from the cluster sign-flip test (Canay, Romano & Shaikh 2017); with three
+    # clusters its 8 patterns give p >= 2/8, so the 95% interval is the whole line
+    sums = np.array([(w[:2] * y[:2]).sum(), w[2] * y[2], w[3] * y[3]])
+    flips = [abs(np.dot(signs, sums)) >= abs(sums.sum()) - 1e-12 for signs in itertools.product((1, -1), repeat=3)]
+    assert pooled.variance == "sign-flip" and pooled.p == pytest.approx(np.mean(flips), abs=1e-12)
+    assert pooled.p == 0.25 and (pooled.ci_low, pooled.ci_high) == (-np.inf, np.inf)
 
 
 def test_pooling_refuses_bad_input():
