@@ -91,7 +91,7 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
         return None
     per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
                                                  cluster=("cluster", "first"))
-    clusters = meta.item_clusters(*zip(*[(t, s, c) for (t, s, _), c in per_row["cluster"].items()]))
+    clusters = per_row["cluster"].astype(str).tolist()  # shared sentences, from the items (benchbox.compare)
     if len(set(clusters)) < 2:
         return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over
     pooled = meta.pool_effects(per_row["effect"], per_row["var"], method=pooling, clusters=clusters)

@@ -13,7 +13,14 @@ task that is no longer installed still compare), else — runs written before me
 :func:`legacy_tests`, which reads today's conventions off the per-item columns:
 
 - correlations (items with ``gold`` and ``score``): per subset, Pearson/Spearman by Williams' t (default)
-  or Steiger's Z, difference interval by Zou (2007) (Spearman: the same on ranks); per-year aggregates
+  or Steiger's Z, difference interval by Zou (2007) (Spearman: the same on ranks) — tests that assume
+  independent pairs. STS reuses sentences (a sentence in several pairs, e.g. most sentence slots of
+  SMTeuroparl), which makes those pairs dependent and Williams' t liberal; so by default
+  (``item_dependence="sentence-groups"``) a subset whose pairs share a sentence (items with ``sentence1`` /
+  ``sentence2``) is tested by the delete-a-group jackknife over its sentence groups, the connected components
+  of pairs linked by a shared sentence (:func:`benchbox.stats.grouped_jackknife_test`: t on G − 1 df, the
+  jackknife interval of the difference); a subset of independent pairs keeps Williams/Steiger and Zou, and
+  ``item_dependence="independent"`` keeps them everywhere (the published reference); per-year aggregates
   (subset ``all``: ``*_mean``, ``*_wmean``, ``*_pooled``) by a paired bootstrap stratified by subset; ``mse``
   by a paired bootstrap;
 - ranks (items with ``direction`` and ``rank``): R@K by McNemar's exact test on hit@K (interval: paired
@@ -27,7 +34,8 @@ task that is no longer installed still compare), else — runs written before me
 - no per-item scores on one side (published numbers): Pearson rows by the worst case over the unknown
   r(A, B) (:func:`benchbox.stats.unknown_r_ab_test`), flagged ``approximate``.
 
-The ``test`` column names the test: ``williams``, ``steiger``, ``bootstrap``, ``bootstrap (strata)``
+The ``test`` column names the test: ``williams``, ``steiger``, ``jackknife (sentence groups)`` (statistic = t
+on G − 1 df), ``bootstrap``, ``bootstrap (strata)``
 (``statistic`` = difference / bootstrap SE), ``mcnemar`` (statistic = the smaller discordant count),
 ``wilcoxon``, ``steiger-worst-case``. Rows without a paired test (e.g. ``rsum``, dev scores, F1) are left out. p-values are adjusted over all rows
 of all pairs (``family="all"``, the default: the family-wise error of the whole comparison) or of each pair
@@ -35,8 +43,12 @@ of all pairs (``family="all"``, the default: the family-wise error of the whole 
 With ``baseline``, every other model is compared with the baseline only (A = the model, B = the baseline).
 
 Summary rows also carry their difference on a common scale (``effect``, ``effect_var``: Fisher-z difference
-for Pearson rows, difference of paired proportions for accuracy and R@10) and the item set they share
-(``cluster``, :func:`benchbox.meta.row_cluster`): the inputs of the claim-level statistics
+for Pearson rows, with the jackknife variance where the row was tested by the jackknife; difference of paired
+proportions for accuracy and R@10) and the cluster of rows whose items they share (``cluster``): rows whose
+items share a normalised sentence, directly or through other rows, get one label computed from the items
+(:func:`row_clusters`, :func:`benchbox.meta.sentence_clusters`; e.g. STS-B test with the STS12–16 subsets its
+sentences come from), the retrieval directions of one task one label (:func:`benchbox.meta.row_cluster`),
+any other row its own: the inputs of the claim-level statistics
 (:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (the ``protocol_key`` of
 the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
 ``allow_protocol_mismatch`` compared and the mismatch recorded.
@@ -80,6 +92,13 @@ SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "c
 VERDICTS = ("better", "worse", "no significant difference")
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
 FAMILIES = ("all", "pair")
+#: how the per-subset correlation rows treat pairs that share a sentence: ``sentence-groups`` (the grouped
+#: jackknife when some pairs share one) or ``independent`` (Williams/Steiger on every row, the reference)
+ITEM_DEPENDENCE = ("sentence-groups", "independent")
+#: the ``test`` of a correlation row tested by the delete-a-group jackknife over sentence groups
+JACKKNIFE = "jackknife (sentence groups)"
+#: per-item columns holding the sentences of an item, for sentence groups and row clusters
+TEXT_COLUMNS = ("sentence1", "sentence2", "sentence")
 #: the per-item columns each test reads
 TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
                 "mean": ("metric", "value"), "bootstrap": ()}
@@ -145,6 +164,35 @@ def task_tests(task: str, a: Source, b: Source) -> TaskTests:
     return legacy_tests(items if items is not None and not items.empty else b.items(task))
 
 
+def _texts(frame: pd.DataFrame) -> list[pd.Series]:
+    """The sentence columns of per-item rows (:data:`TEXT_COLUMNS`), unsuffixed or, in joined rows, one side's."""
+    found = []
+    for column in TEXT_COLUMNS:
+        name = next((c for c in (column, f"{column}_a", f"{column}_b") if c in frame.columns), None)
+        if name is not None:
+            found.append(frame[name])
+    return found
+
+
+def row_clusters(items: dict[str, pd.DataFrame | None],
+                 item_keys: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], str]:
+    """Cluster labels of the (task, subset) rows whose items carry sentences (:data:`TEXT_COLUMNS`): rows that
+    share a normalised sentence, directly or through other rows, get one label
+    (:func:`benchbox.meta.sentence_clusters`).
+    ``items``: task → per-item rows (either run's: both scored the same items); tasks whose items have no
+    sentences, and retrieval tasks (keyed by ``direction``, one cluster per task already), are left out."""
+    texts: dict[tuple[str, str], list[Any]] = {}
+    for task, frame in items.items():
+        if frame is None or frame.empty or "subset" not in frame.columns or "direction" in item_keys.get(task, ()):
+            continue
+        columns = [c for c in TEXT_COLUMNS if c in frame.columns]
+        if not columns:
+            continue
+        for subset, part in frame.groupby(frame["subset"].astype(str), sort=False):
+            texts[(task, subset)] = [t for c in columns for t in part[c].tolist()]
+    return meta.sentence_clusters(texts)
+
+
 def _pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: list[str], task: str) -> pd.DataFrame:
     """Per-item rows of two runs joined on their keys (never by position): a key column or a key missing from
     either run, a key twice in one run, or different gold scores for one key is an error that names the runs."""
@@ -177,7 +225,10 @@ class _Pair:
     test: str
     n_boot: int
     seed: int
+    item_dependence: str = "sentence-groups"
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: (task, subset) → cluster label from shared sentences (:func:`row_clusters`), set by :meth:`compare`
+    clusters: dict[tuple[str, str], str] = field(default_factory=dict)
     #: per row: whether lower values are better (the row's MetricSpec)
     lower: list[bool] = field(default_factory=list)
 
@@ -194,9 +245,15 @@ class _Pair:
             "diff_ci_high": float(diff_ci[1]), "test": test, "statistic": float(statistic), "p": float(p),
             "approximate": approximate, "unit": spec.summary, "effect": float(effect[0]) if effect else math.nan,
             "effect_var": float(effect[1]) if effect else math.nan,
-            "cluster": meta.row_cluster(task, subset, kind),
+            "cluster": self.cluster(task, subset, kind),
         })
         self.lower.append(not spec.higher_is_better)
+
+    def cluster(self, task: str, subset: str, kind: str) -> str:
+        """The row's cluster: shared sentences (:attr:`clusters`), else :func:`benchbox.meta.row_cluster`."""
+        if kind != "ranks" and (task, str(subset)) in self.clusters:
+            return self.clusters[(task, str(subset))]
+        return meta.row_cluster(task, subset, kind)
 
     def bootstrap(self, gold, score_a, score_b, **kwargs: Any) -> stats.BootstrapResult:
         return stats.paired_bootstrap(gold, score_a, score_b, n_boot=self.n_boot, seed=self.seed, **kwargs)
@@ -207,9 +264,26 @@ class _Pair:
         keys_b = set(zip(mb["subset"].astype(str), mb["metric"]))
         return [k for k in zip(ma["subset"].astype(str), ma["metric"]) if k in keys_b]
 
+    def sentence_groups(self, part: pd.DataFrame) -> np.ndarray | None:
+        """Group ids of the subset's pairs (connected components of shared sentences,
+        :func:`benchbox.stats.sentence_groups`), or None when items are taken as independent: with
+        ``item_dependence="independent"``, without sentence text, or when no two pairs share a sentence."""
+        texts = _texts(part)
+        if self.item_dependence == "independent" or not texts:
+            return None
+        groups = stats.sentence_groups(*texts)
+        return groups if len(groups) and groups.max() + 1 < len(groups) else None
+
     def correlation(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
-        """``pearson``/``spearman`` per subset by Williams/Steiger; ``<method>_<aggregate>`` on subset ``all`` by
-        a paired bootstrap stratified by subset."""
+        """``pearson``/``spearman`` per subset; ``<method>_<aggregate>`` on subset ``all`` by a paired bootstrap
+        stratified by subset.
+
+        A subset whose pairs share sentences (``sentence1``/``sentence2``: some sentence in two pairs) is tested
+        by the delete-a-group jackknife over its sentence groups (:func:`benchbox.stats.grouped_jackknife_test`):
+        t on G − 1 degrees of freedom, the jackknife interval of the difference, and the jackknife variance of
+        the Fisher-z difference as ``effect_var``. Spearman: the subset is ranked once, then the same jackknife
+        runs on the ranks (the left-out groups are not re-ranked). Independent pairs (every group one pair), no
+        sentence text, or ``item_dependence="independent"``: Williams' t or Steiger's Z with Zou's interval."""
         method, _, aggregate = spec.name.partition("_")
         if method not in ("pearson", "spearman") or (aggregate and aggregate not in stats.AGGREGATES):
             raise BenchboxError(f"{task}: metric {spec.name!r} is declared test='correlation', which tests pearson, "
@@ -221,6 +295,12 @@ class _Pair:
             g, a, b = (part[c].to_numpy(float) for c in ("gold_a", "score_a", "score_b"))
             if method == "spearman":
                 g, a, b = rankdata(g), rankdata(a), rankdata(b)
+            groups = self.sentence_groups(part)
+            if groups is not None:
+                jk = stats.grouped_jackknife_test(g, a, b, groups)
+                effect = (jk.diff_z, jk.var_z) if spec.summary and method == "pearson" else None
+                self.add(task, subset, spec, JACKKNIFE, jk.t, jk.p, jk.ci, effect=effect)
+                return
             r_ga, r_gb, r_ab = (float(np.clip(np.nan_to_num(np.corrcoef(x, y)[0, 1]), -1, 1))
                                 for x, y in ((g, a), (g, b), (a, b)))
             statistic, p = CORRELATION_TESTS[self.test](r_ga, r_gb, r_ab, len(g))
@@ -297,10 +377,15 @@ class _Pair:
             self.add(task, subset, spec, "steiger-worst-case", z, p, (low, high), approximate=True)
 
     def compare(self, tasks: Iterable[str]) -> tuple[pd.DataFrame, pd.Series]:
-        """The rows of every tested metric of ``tasks``, and per row whether lower values are better."""
+        """The rows of every tested metric of ``tasks``, and per row whether lower values are better. The rows'
+        clusters come first, from the sentences of either run's items (a published comparator has none)."""
+        tasks = list(tasks)
+        found = {task: (task_tests(task, self.a, self.b), self.a.items(task), self.b.items(task)) for task in tasks}
+        self.clusters = row_clusters(
+            {task: ia if ia is not None and not ia.empty and _texts(ia) else ib for task, (_, ia, ib) in found.items()},
+            {task: tests.item_keys for task, (tests, _, _) in found.items()})
         for task in tasks:
-            tests = task_tests(task, self.a, self.b)
-            ia, ib = self.a.items(task), self.b.items(task)
+            tests, ia, ib = found[task]
             if ia is None or ib is None or ia.empty or ib.empty:
                 self.approximate(task, tests)
                 continue
@@ -365,6 +450,8 @@ class Comparison:
     #: the per-row effects each claim pooled and the per-seed scores (:func:`benchbox.claims.claims`)
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
+    #: how correlation rows treat pairs that share a sentence (:data:`ITEM_DEPENDENCE`)
+    item_dependence: str = "sentence-groups"
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.claims.headline`)."""
@@ -404,7 +491,8 @@ class Comparison:
         from benchbox.jsonio import SCHEMA_VERSION, frame_records, write_json
 
         payload = {"schema_version": SCHEMA_VERSION, "models": self.models, "correction": self.correction,
-                   "family": self.family, "alpha": ALPHA, "headlines": self.headlines(),
+                   "family": self.family, "item_dependence": self.item_dependence, "alpha": ALPHA,
+                   "headlines": self.headlines(),
                    "claims": frame_records(self.claims), "protocol_mismatches": self.protocol_mismatches,
                    "claim_rows": frame_records(self.claim_rows), "claim_seeds": frame_records(self.claim_seeds),
                    "summary": self.summary_lines(), "comparisons": frame_records(self.table),
@@ -450,7 +538,7 @@ def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
     return lines
 
 
-def _check_settings(test: str, correction: str, family: str, pooling: str) -> None:
+def _check_settings(test: str, correction: str, family: str, pooling: str, item_dependence: str) -> None:
     if test not in CORRELATION_TESTS:
         raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
     if correction not in ("holm", "bh"):
@@ -459,6 +547,9 @@ def _check_settings(test: str, correction: str, family: str, pooling: str) -> No
         raise BenchboxError(f"unknown --family {family!r}: use all (every row of every pair) or pair")
     if pooling not in meta.METHODS:
         raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
+    if item_dependence not in ITEM_DEPENDENCE:
+        raise BenchboxError(f"unknown --item-dependence {item_dependence!r}: use sentence-groups (pairs sharing a "
+                            "sentence tested together) or independent (Williams/Steiger on every row)")
 
 
 def compare_sources(
@@ -474,6 +565,7 @@ def compare_sources(
     allow_protocol_mismatch: bool = False,
     pooling: str = "dl",
     seeds: dict[str, list[str]] | None = None,
+    item_dependence: str = "sentence-groups",
 ) -> Comparison:
     """Compare every pair of ``resolved`` sources (:func:`benchbox.sources.resolve_sources`) on ``tasks``
     (task names; default: every task the pair shares), reading nothing but the sources. ``test``: ``williams``
@@ -482,8 +574,11 @@ def compare_sources(
     (a label, a run folder or an encoder name); ``pooling``: τ² of the claims' random-effects pooling, ``"dl"``
     or ``"pm"`` (:mod:`benchbox.claims`); ``seeds``: model name → the sources (as given, or their labels) that
     are seeds of it, for runs whose recorded configurations cannot tell (e.g. trained models, whose eval runs
-    record the training folder, not the training seed)."""
-    _check_settings(test, correction, family, pooling)
+    record the training folder, not the training seed); ``item_dependence``: ``"sentence-groups"`` (default:
+    correlation rows whose pairs share sentences by the grouped jackknife over sentence groups, the others by
+    ``test``) or ``"independent"`` (every correlation row by ``test``, the reference that assumes independent
+    pairs)."""
+    _check_settings(test, correction, family, pooling, item_dependence)
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     frames, lowers, mismatches = [], [], []
@@ -497,7 +592,7 @@ def compare_sources(
             raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
                                 "--allow-protocol-mismatch to compare them anyway (recorded)")
         mismatches += differ
-        table, lower = _Pair(a, b, test, n_boot, seed).compare(chosen)
+        table, lower = _Pair(a, b, test, n_boot, seed, item_dependence).compare(chosen)
         lowers.append(lower)
         if family == "pair":
             table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
@@ -513,7 +608,7 @@ def compare_sources(
                                                   pooling=pooling, seed=seed,
                                                   declared=_declared_seeds(seeds or {}, resolved))
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds)
+                      mismatches, claim_rows, claim_seeds, item_dependence)
 
 
 def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
@@ -554,12 +649,13 @@ def compare(
     seeds: dict[str, list[str]] | None = None,
     rerun: bool = False,
     labels: list[str | None] | None = None,
+    item_dependence: str = "sentence-groups",
 ) -> Comparison:
     """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
     ``paper:...``; :func:`benchbox.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,
     ``labels``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
     keywords). Settings are checked before anything is evaluated."""
-    _check_settings(test, correction, family, pooling)
+    _check_settings(test, correction, family, pooling, item_dependence)
     if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
@@ -567,4 +663,4 @@ def compare(
                                cache=cache, log=log, rerun=rerun, labels=labels)
     return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,
                            family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                           pooling=pooling, seeds=seeds)
+                           pooling=pooling, seeds=seeds, item_dependence=item_dependence)

@@ -7,8 +7,10 @@ Paule & Mandel (1982, ``"pm"``), through ``statsmodels.stats.meta_analysis.combi
 R metafor), truncated at τ² = 0 as metafor does (statsmodels returns DerSimonian–Laird's negative values). I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 
-Rows that share items are dependent. Rows carry a cluster label (:func:`row_cluster`, :func:`item_clusters`);
-when some cluster holds more than one row, inference on the random-effects weighted mean (weights
+Rows that share items are dependent. Rows carry a cluster label (:func:`row_cluster`): rows whose items share
+a sentence form one cluster (:func:`sentence_clusters`, computed from the items by ``benchbox compare``: e.g.
+STS-B test with the STS12–16 subsets it reuses sentences of, the OnWN subsets of STS12–14), and the retrieval
+directions of one task form one. When some cluster holds more than one row, inference on the random-effects weighted mean (weights
 W = Φ⁻¹, working covariance Φ = diag(v + τ²)) is cluster-robust, in one of two ways:
 
 - CR2 with a t reference (``PooledEffect.variance == "CR2"``): the bias-reduced linearisation
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -60,32 +63,53 @@ SIGN_FLIP_ENUMERATE = 16
 SIGN_FLIP_DRAWS = 65_536
 SIGN_FLIP_SEED = 2017
 
-#: STS subsets whose test pairs reappear in the STS-B test set (Cer et al. 2017 drew STS-B from STS
-#: 2012–2017). Counted on the SentEval files of ../shared/data by exact match of the lower-cased,
-#: whitespace-normalised sentence pair: 1017 of STS-B's 1379 test pairs (MSRpar 127, MSRvid 126,
-#: headlines 72 + 69 + 86 + 33, images 135 + 115, answer-answer 254).
-STSB_SOURCES = frozenset({
-    ("sts12", "MSRpar"), ("sts12", "MSRvid"), ("sts13", "headlines"), ("sts14", "headlines"),
-    ("sts14", "images"), ("sts15", "headlines"), ("sts15", "images"), ("sts16", "answer-answer"),
-    ("sts16", "headlines"),
-})
-STSB_TASKS = frozenset({"stsb", "stsb-cosine"})
-
 
 def row_cluster(task: str, subset: str, kind: str) -> str:
-    """The item set a summary row is computed on: the retrieval directions of one task share images and
-    captions (one label); any other row is its own subset. See :func:`item_clusters` for STS-B."""
+    """The item set a summary row is computed on, before shared sentences are looked at: the retrieval
+    directions of one task share images and captions (one label); any other row is its own subset. Rows of
+    different subsets whose items share a sentence are merged by :func:`sentence_clusters`."""
     return task if kind == "ranks" else f"{task}/{subset}"
 
 
-def item_clusters(tasks, subsets, clusters) -> list[str]:
-    """The rows' cluster labels, with the STS-B test row and the STS subsets it shares pairs with
-    (:data:`STSB_SOURCES`) merged into one cluster when an STS-B row is among them."""
-    tasks, subsets, clusters = list(tasks), [str(s) for s in subsets], list(clusters)
-    if not any(t in STSB_TASKS for t in tasks):
-        return clusters
-    return ["stsb+sources" if t in STSB_TASKS or (t, s) in STSB_SOURCES else c
-            for t, s, c in zip(tasks, subsets, clusters)]
+def sentence_clusters(texts: Mapping[tuple[str, str], Iterable[Any]]) -> dict[tuple[str, str], str]:
+    """Cluster labels of rows from their sentences: ``texts`` maps each (task, subset) to the sentences of its
+    items (every column: ``sentence1`` and ``sentence2``, or ``sentence``). Two rows fall in one cluster when
+    they hold a common sentence (:func:`benchbox.stats.normalise_sentence`: lower-cased, whitespace
+    collapsed), directly or through a chain of rows (union-find over rows). The label of a cluster is its
+    first member in sorted order, ``task/subset``, followed by ``+N`` for N further members (e.g.
+    ``sts12/MSRpar+10`` for STS-B test with the STS12–16 subsets it was drawn from): the same whatever order the
+    rows come in, so every pair of models compared on the same data gets the same labels."""
+    from benchbox.stats import normalise_sentence
+
+    keys = sorted(texts, key=lambda k: (str(k[0]), str(k[1])))
+    parent = list(range(len(keys)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        for text in texts[key]:
+            sentence = normalise_sentence(text)
+            if sentence is None:
+                continue
+            j = owner.setdefault(sentence, i)
+            if j != i:
+                a, b = find(i), find(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    members: dict[int, list[int]] = {}
+    for i in range(len(keys)):
+        members.setdefault(find(i), []).append(i)
+    labels = {}
+    for group in members.values():
+        first = keys[min(group)]
+        label = f"{first[0]}/{first[1]}" + (f"+{len(group) - 1}" if len(group) > 1 else "")
+        labels.update({keys[i]: label for i in group})
+    return labels
 
 
 @dataclass(frozen=True)

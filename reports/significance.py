@@ -39,6 +39,8 @@ class Pairwise:
     claims: pd.DataFrame | None = None
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
+    #: how correlation rows treated pairs that share a sentence (``benchbox.compare.ITEM_DEPENDENCE``)
+    item_dependence: str = "sentence-groups"
 
 
 def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Series | bool:
@@ -63,11 +65,11 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     pairs = [(x, y) for x, y in itertools.combinations(sources, 2) if not {x.label, y.label} <= published]
     together = bool(pairs) and all(tasks[id(x)] & tasks[id(y)] for x, y in pairs)
     groups = [sources] if together else [[x, y] for x, y in pairs if tasks[id(x)] & tasks[id(y)]]
-    tables, claims, claim_rows, claim_seeds, correction = [], [], [], [], "holm"
+    tables, claims, claim_rows, claim_seeds, correction, dependence = [], [], [], [], "holm", "sentence-groups"
     for group in groups:
         log("comparing " + ", ".join(s.label for s in group))
         result = compare_sources(group, family="pair", seeds=seeds if together else None)
-        correction = result.correction
+        correction, dependence = result.correction, result.item_dependence
         tables.append(result.table[~_between_published(result.table, published)])
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
@@ -76,7 +78,7 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     if not tables:
         raise BenchboxError("--compare needs two evaluation runs, or a run and a reference, with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
-    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined)
+    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined, item_dependence=dependence)
 
 
 #: columns of the comparison table (``benchbox.compare.COLUMNS``) the report does without
@@ -124,7 +126,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
         "comparisons, and a verdict is significant at 5% after that correction. Differences are A − B with 95% "
         "intervals of each row alone, not adjusted for multiplicity, so an interval that excludes 0 may sit beside "
         "a corrected p above 0.05. Every test (Spearman, aggregates, other recalls, raw and Benjamini–Hochberg p) is in the "
-        "appendix."
+        "appendix." + _dependence_note(comparison)
     )]
     claims = getattr(comparison, "claims", None)
     p_column = "p_holm" if correction == "holm" else "p_bh"
@@ -141,6 +143,21 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
             numeric=[False] * 4 + [True] * 2, row_headers=0,
         ))
     return blocks
+
+
+def _dependence_note(comparison: ComparisonLike) -> str:
+    """How the correlation rows treated pairs that share a sentence, when the comparison says."""
+    from benchbox.compare import JACKKNIFE
+
+    dependence = getattr(comparison, "item_dependence", None)
+    if dependence == "independent":
+        return (" Every correlation row is tested by Williams' t (or Steiger's Z) as if its sentence pairs were "
+                "independent, though pairs that share a sentence are not.")
+    if "test" in comparison.table and (comparison.table["test"] == JACKKNIFE).any():
+        return (" Correlation rows whose sentence pairs share sentences are tested by a jackknife that leaves out "
+                "one group of pairs linked by shared sentences at a time (t on groups − 1 degrees of freedom); the "
+                "others by Williams' t.")
+    return ""
 
 
 def _verdict(verdict: str, approximate: bool) -> str:

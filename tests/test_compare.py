@@ -48,7 +48,9 @@ def make_run(tmp_path, name: str, noise_scale: float, rank_shift: int, accuracy:
         r, rho = st.pearsonr(score, gold[subset])[0], st.spearmanr(score, gold[subset])[0]
         metrics += [_metric("sts12", subset, "pearson", r, *fisher_ci(r, n), n),
                     _metric("sts12", subset, "spearman", rho, *fisher_ci(rho, n, spearman=True), n)]
-        sts_items.append(pd.DataFrame({"subset": subset, "item": np.arange(n), "sentence1": "a", "sentence2": "b",
+        sts_items.append(pd.DataFrame({"subset": subset, "item": np.arange(n),  # distinct sentences: independent pairs
+                                       "sentence1": [f"{subset} a{i}" for i in range(n)],
+                                       "sentence2": [f"{subset} b{i}" for i in range(n)],
                                        "gold": gold[subset], "score": score}))
     per = pd.DataFrame(metrics)
     for method in ("pearson", "spearman"):

@@ -11,7 +11,7 @@ from scipy import stats as st
 from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
-from benchbox.meta import item_clusters, pool_effects, row_cluster
+from benchbox.meta import pool_effects, row_cluster, sentence_clusters
 from benchbox.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
 
@@ -105,11 +105,15 @@ def test_pooling_refuses_bad_input():
 
 def test_rows_sharing_items_share_a_cluster():
     assert row_cluster("retrieval", "i2t", "ranks") == row_cluster("retrieval", "t2i", "ranks")
-    rows = [("sts14", "images"), ("sts14", "deft-forum"), ("sts12", "MSRpar")]
-    base = [row_cluster(t, s, "correlation") for t, s in rows]
-    assert len(set(item_clusters(*zip(*rows), base))) == 3  # distinct subsets: no shared items
-    with_stsb = item_clusters(*zip(*rows, ("stsb", "test")), [*base, row_cluster("stsb", "test", "correlation")])
-    assert with_stsb[0] == with_stsb[2] == with_stsb[3] != with_stsb[1]  # STS-B test reuses images, MSRpar pairs
+    texts = {("sts14", "images"): ["a dog runs", "a cat"], ("sts14", "deft-forum"): ["why?"],
+             ("sts12", "MSRpar"): ["stocks fell", "x"]}
+    base = sentence_clusters(texts)
+    assert base == {key: row_cluster(*key, "correlation") for key in texts}  # no shared sentence: own subsets
+    with_stsb = sentence_clusters({**texts, ("stsb", "test"): ["A dog  runs", "Stocks fell"]})
+    # STS-B test reuses a sentence of images and one of MSRpar: one cluster, named by its first row
+    assert with_stsb[("sts14", "images")] == with_stsb[("sts12", "MSRpar")] == with_stsb[("stsb", "test")] == \
+        "sts12/MSRpar+2"
+    assert with_stsb[("sts14", "deft-forum")] == "sts14/deft-forum"
 
 
 def test_common_scale_effects():

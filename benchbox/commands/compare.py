@@ -37,6 +37,7 @@ def compare_command(
     rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
+    item_dependence: Annotated[str, typer.Option("--item-dependence", help="Correlation rows whose pairs share a sentence: sentence-groups (a jackknife over groups of pairs linked by shared sentences) or independent (Williams/Steiger as if every pair were independent: the published reference).")] = "sentence-groups",
     bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (at least 2).", callback=in_range(2))] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).", callback=AT_LEAST_0)] = 1111,
     family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
@@ -69,7 +70,8 @@ def compare_command(
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
                          correction=correction, n_boot=bootstrap, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
+                         pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun,
+                         item_dependence=item_dependence)
     for line in comparison.headlines():
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
