@@ -70,7 +70,7 @@ def compare_command(
                          correction=correction, n_boot=bootstrap, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun)
-    for line in comparison.headlines():
+    for line in [*comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
