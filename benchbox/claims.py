@@ -123,22 +123,28 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
 
 def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "holm", family: str = "all",
            pooling: str = "dl", seed: int = 1111,
-           declared: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+           declared: dict[str, list[str]] | None = None,
+           ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """From a comparison table (:func:`benchbox.compare.compare`): one row per claim (``CLAIM_COLUMNS``), the
-    per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot) and the per-seed scores of the models
-    with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``)."""
+    per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot), the per-seed scores of the models
+    with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``) and one note per pair and kind of row
+    that has summary rows but no claim because they are approximate (:func:`_no_claim_note`)."""
     models = _models(sources, declared or {})
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
     total_tests = int(table["p"].notna().sum())
     table = table[table["unit"].astype(bool)]
     tested = pd.Series(list(zip(table["model_a"].map(owner), table["model_b"].map(owner))), index=table.index)
-    records, details, per_seed = [], [], []
+    records, details, per_seed, notes = [], [], [], []
     for a, b in dict.fromkeys(p for p in tested if p[0] != p[1]):
         both = _oriented(table, models[a], models[b])
         for kind, (metric, scale) in KINDS.items():
             found = _claim(both[both["metric"] == metric], kind, models[a], models[b], pooling=pooling, seed=seed)
-            if found is not None:
+            if found is None:
+                note = _no_claim_note(a, b, kind, both[both["metric"] == metric])
+                if note:
+                    notes.append(note)
+            else:
                 record, detail, scores = found
                 details.append(detail.assign(model_a=a, model_b=b, kind=kind))
                 per_seed.append(scores.assign(model_a=a, model_b=b, kind=kind,
@@ -158,7 +164,18 @@ def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "hol
     rows = pd.concat(details, ignore_index=True)[ROW_COLUMNS] if details else pd.DataFrame(columns=ROW_COLUMNS)
     seeds_frame = pd.concat(per_seed, ignore_index=True)[SEED_SCORE_COLUMNS] if per_seed else \
         pd.DataFrame(columns=SEED_SCORE_COLUMNS)
-    return frame, rows, seeds_frame
+    return frame, rows, seeds_frame, notes
+
+
+def _no_claim_note(a: str, b: str, kind: str, rows: pd.DataFrame) -> str | None:
+    """Why the summary rows of one kind between A and B gave no claim, when some are approximate (a published
+    comparator: no per-item scores, so no effect on the common scale and no variance to pool); else None."""
+    approximate = int(rows["approximate"].astype(bool).sum()) if "approximate" in rows else 0
+    if not approximate:
+        return None
+    return (f"{a} vs {b}: no claim on the {KIND_NOUN[kind]} rows: published numbers have no per-item scores, so "
+            f"the paired rows' covariance is unknown (only approximate worst-case row tests, {approximate} "
+            f"row{'s' if approximate != 1 else ''})")
 
 
 def _signed(x: float, digits: int = 3) -> str:

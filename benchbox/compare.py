@@ -450,6 +450,8 @@ class Comparison:
     #: the per-row effects each claim pooled and the per-seed scores (:func:`benchbox.claims.claims`)
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
+    #: why a pair has no claim on a kind of row it has (published numbers: approximate rows), one line each
+    claim_notes: list[str] = field(default_factory=list)
     #: how correlation rows treat pairs that share a sentence (:data:`ITEM_DEPENDENCE`)
     item_dependence: str = "sentence-groups"
 
@@ -492,7 +494,7 @@ class Comparison:
 
         payload = {"schema_version": SCHEMA_VERSION, "models": self.models, "correction": self.correction,
                    "family": self.family, "item_dependence": self.item_dependence, "alpha": ALPHA,
-                   "headlines": self.headlines(),
+                   "headlines": self.headlines(), "claim_notes": self.claim_notes,
                    "claims": frame_records(self.claims), "protocol_mismatches": self.protocol_mismatches,
                    "claim_rows": frame_records(self.claim_rows), "claim_seeds": frame_records(self.claim_seeds),
                    "summary": self.summary_lines(), "comparisons": frame_records(self.table),
@@ -604,11 +606,11 @@ def compare_sources(
         table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
     lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
     table["verdict"] = _verdicts(table, correction, lower)
-    claim_table, claim_rows, claim_seeds = claims(table, resolved, correction=correction, family=family,
-                                                  pooling=pooling, seed=seed,
-                                                  declared=_declared_seeds(seeds or {}, resolved))
+    claim_table, claim_rows, claim_seeds, claim_notes = claims(
+        table, resolved, correction=correction, family=family, pooling=pooling, seed=seed,
+        declared=_declared_seeds(seeds or {}, resolved))
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds, item_dependence)
+                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence)
 
 
 def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:

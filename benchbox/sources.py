@@ -242,8 +242,8 @@ def resolve_sources(
     spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
     sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
     what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. Without
-    ``evaluate`` (reports) a run named twice is one source. Repeated labels get ``/<run folder>``
-    (``naming="fingerprint"``) or `` (<run-id>)`` (``naming="name"``) appended."""
+    ``evaluate`` (reports) a run named twice is one source. Repeated labels are made unique
+    (:func:`_unique_labels`)."""
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
     found: list[Source | _OnDemand] = []
@@ -320,15 +320,34 @@ def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_
     return out
 
 
+def _given_label(source: Source, naming: str) -> bool:
+    """Whether the source's label is one a user gave (``--name``, ``LABEL=``), not the name it gets without one."""
+    if source.run is None:
+        return source.label != source.origin
+    return source.label not in (_unlabelled(source.run, naming), default_label(source.run))
+
+
 def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
+    """Labels made unique. Unlabelled runs that share a name get ``/<run folder>`` (``naming="fingerprint"``) or
+    `` (<run-id>)`` appended; a user's label stays the only name: a training run beside evaluation runs of that
+    label (a trained model's evaluations inherit its label) is ``LABEL (training)``, and the runs of one kind
+    that still share it are ``LABEL #1``, ``LABEL #2``, ... in order (the runs table pairs them with run ids)."""
     counts = Counter(s.label for s in sources)
-    for s in sources:
-        if counts[s.label] == 1:
+    for label in [label for label, n in counts.items() if n > 1]:
+        same = [s for s in sources if s.label == label]
+        if not _given_label(same[0], naming):
+            for s in same:
+                if naming == "fingerprint":
+                    s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
+                else:
+                    s.label = f"{s.label} ({s.run.run_id if s.run else ''})"
             continue
-        if naming == "fingerprint":
-            s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
-        else:
-            s.label = f"{s.label} ({s.run.run_id if s.run else ''})"
+        trains = [s for s in same if s.run is not None and s.run.kind == "train"]
+        others = [s for s in same if not (s.run is not None and s.run.kind == "train")]
+        for group, name in (((trains, f"{label} (training)"), (others, label)) if trains and others
+                            else ((same, label),)):
+            for i, s in enumerate(group, 1):
+                s.label = f"{name} #{i}" if len(group) > 1 else name
     return sources
 
 

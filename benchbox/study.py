@@ -22,7 +22,11 @@ Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then
 ``<out>/cells/<cell>/`` with its log in ``log.txt``. A cell that finished writes ``done.json`` last (atomically)
 and is never redone; a cell without it is wiped and restarted from the beginning. A failed cell is reported
 with the tail of its log and does not stop the others; the comparison and the report use the cells that
-finished, and the study exits non-zero if any failed. Cells run on a local pool of ``jobs`` worker threads,
+finished, and the study exits non-zero if any failed. While cells run, a plain progress line is logged at the
+steady interval of :class:`benchbox.console.Heartbeat` (cells done, running, failed and queued, the time
+elapsed and, once a cell has finished, a rough ETA from the mean duration of the finished cells), so a study
+whose output goes to a file is never silent for long; the last line names what was written and what to run
+next. Cells run on a local pool of ``jobs`` worker threads,
 each driving one subprocess, or, with ``ray_address`` (``benchbox study --ray ADDRESS``; the optional extra
 ``benchbox[ray]``), as Ray tasks (one CPU each) on an existing Ray cluster, whose nodes must see the study
 folder at the same path (a shared file system) and have benchbox installed; the study file is the same. The outputs: ``<out>/comparison.json``, ``comparison.csv`` (+ ``.claims.csv``) and
@@ -32,17 +36,20 @@ folder at the same path (a shared file system) and have benchbox installed; the 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import write_json
 from benchbox.store import MANIFEST
@@ -152,10 +159,12 @@ def cell_commands(cell: Cell, study: Study, folder: Path) -> list[list[str]]:
 
 
 def run_cell(cell: Cell, study: Study) -> dict[str, Any]:
-    """Run one cell to completion in a clean folder; returns its ``done.json`` record (or raises on failure)."""
+    """Run one cell to completion in a clean folder; returns its ``done.json`` record (or raises on failure),
+    with the seconds it took."""
     folder = study.out / "cells" / cell.name
     if cell.run is not None:
         return {"cell": cell.name, "run": cell.run}
+    started = time.monotonic()
     if folder.exists():
         shutil.rmtree(folder)  # an interrupted cell restarts from the beginning
     folder.mkdir(parents=True)
@@ -169,7 +178,7 @@ def run_cell(cell: Cell, study: Study) -> dict[str, Any]:
     runs = sorted(p for p in (folder / "runs").iterdir() if (p / MANIFEST).is_file())
     if len(runs) != 1:
         raise RuntimeError(f"expected one evaluation run in {folder / 'runs'}, found {len(runs)}")
-    record = {"cell": cell.name, "run": str(runs[0])}
+    record = {"cell": cell.name, "run": str(runs[0]), "seconds": round(time.monotonic() - started, 1)}
     write_json(folder / DONE, record, sort_keys=True)
     return record
 
@@ -186,16 +195,33 @@ def _log_tail(cell: Cell, study: Study, lines: int = 15) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.is_file() else "(no log)"
 
 
-def _local_pool(cells: list[Cell], study: Study) -> Iterator[tuple[Cell, Callable[[], dict[str, Any]], int]]:
-    """(cell, its result getter, cells still running) as cells finish on a pool of ``study.jobs`` threads."""
+#: what a pool yields: (the cell that finished, its result getter, cells running, cells queued); (None, None,
+#: running, queued) when ``wait_seconds`` passed without one finishing
+Event = tuple[Cell | None, Callable[[], dict[str, Any]] | None, int, int]
+
+
+def _local_pool(cells: list[Cell], study: Study, wait_seconds: float) -> Iterator[Event]:
+    """Events (:data:`Event`) as cells finish on a pool of ``study.jobs`` threads, waiting at most
+    ``wait_seconds`` at a time (a blocking wait, no polling)."""
     with ThreadPoolExecutor(max_workers=study.jobs) as pool:
         futures = {pool.submit(run_cell, cell, study): cell for cell in cells}
-        for future in as_completed(futures):
-            yield futures[future], future.result, sum(not f.done() for f in futures)
+        pending = set(futures)
+
+        def counts() -> tuple[int, int]:
+            running = sum(f.running() for f in pending)
+            return running, len(pending) - running
+
+        while pending:
+            done, pending = wait(pending, timeout=wait_seconds, return_when=FIRST_COMPLETED)
+            if not done:
+                yield None, None, *counts()
+            for future in done:
+                yield futures[future], future.result, *counts()
 
 
-def _ray_tasks(cells: list[Cell], study: Study, address: str) -> Iterator[tuple[Cell, Callable[[], dict[str, Any]], int]]:
-    """The same on a Ray cluster at ``address``: one task (one CPU) per cell."""
+def _ray_tasks(cells: list[Cell], study: Study, address: str, wait_seconds: float) -> Iterator[Event]:
+    """The same on a Ray cluster at ``address``: one task (one CPU) per cell (Ray's queue is not seen here:
+    every unfinished cell counts as running)."""
     try:
         import ray
     except ImportError:
@@ -208,15 +234,48 @@ def _ray_tasks(cells: list[Cell], study: Study, address: str) -> Iterator[tuple[
     refs = {remote.remote(cell, study): cell for cell in cells}
     pending = list(refs)
     while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        yield refs[done[0]], lambda ref=done[0]: ray.get(ref), len(pending)
+        done, pending = ray.wait(pending, num_returns=1, timeout=wait_seconds)
+        if not done:
+            yield None, None, len(pending), 0
+        else:
+            yield refs[done[0]], lambda ref=done[0]: ray.get(ref), len(pending), 0
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class _Progress:
+    """The study's progress lines: one when a cell finishes, and one whenever :class:`Heartbeat` says so."""
+
+    def __init__(self, jobs: int, heartbeat: Heartbeat, log: Callable[[str], None]) -> None:
+        self.jobs, self.heartbeat, self.log = jobs, heartbeat, log
+        self.started = heartbeat.clock()
+        self.durations: list[float] = []
+
+    def line(self, done: int, running: int, failed: int, queued: int) -> str:
+        text = f"cells: {done} done, {running} running, {failed} failed" + (f", {queued} queued" if queued else "")
+        text += f"; {_minutes(self.heartbeat.clock() - self.started)} elapsed"
+        left = running + queued
+        if self.durations and left:
+            mean = sum(self.durations) / len(self.durations)
+            eta = mean * math.ceil(left / max(1, min(self.jobs, left)))
+            text += f", ETA about {_minutes(eta)} (mean cell {_minutes(mean)})"
+        return text
+
+    def update(self, done: int, running: int, failed: int, queued: int, *, finished: bool) -> None:
+        if self.heartbeat.due() or finished:
+            self.log(self.line(done, running, failed, queued))
 
 
 def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None,
-              ray_address: str | None = None) -> dict[str, Any]:
+              ray_address: str | None = None, heartbeat: Heartbeat | None = None) -> dict[str, Any]:
     """Run the missing cells on the local pool, then compare and report. Returns a summary with the
     finished runs, the failed cells (with their log tails), the cells skipped as already done and the paths
-    written."""
+    written. ``heartbeat``: when a progress line is due while cells run (default: every
+    :data:`benchbox.console.LOG_SECONDS`); the pool waits at most its interval at a time."""
+    heartbeat = heartbeat or Heartbeat()
+    progress = _Progress(study.jobs, heartbeat, log)
     study.out.mkdir(parents=True, exist_ok=True)
     finished: dict[str, str] = {}
     skipped, failed = [], {}
@@ -226,24 +285,48 @@ def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None
         if record:
             finished[cell.name] = record["run"]
             skipped.append(cell.name)
+            if isinstance(record.get("seconds"), (int, float)):
+                progress.durations.append(float(record["seconds"]))
         else:
             todo.append(cell)
+    heartbeat.due()  # the first line is this one; the next is due an interval later
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
-    executor = _ray_tasks(todo, study, ray_address) if ray_address else _local_pool(todo, study)
-    for cell, result, running in executor:
-        try:
-            finished[cell.name] = result()["run"]
-        except Exception as exc:  # a failed cell is reported and does not stop the others
-            reason = getattr(exc, "cause", None) or exc  # Ray wraps the cell's exception
-            failed[cell.name] = f"{reason}\n{_log_tail(cell, study)}"
-            log(f"cell {cell.name} failed ({reason}); its log: {study.out / 'cells' / cell.name / LOG}")
-        log(f"cells: {len(finished)} done, {running} running, {len(failed)} failed")
+    wait_seconds = heartbeat.seconds
+    executor = _ray_tasks(todo, study, ray_address, wait_seconds) if ray_address else \
+        _local_pool(todo, study, wait_seconds)
+    for cell, result, running, queued in executor:
+        if cell is not None and result is not None:
+            try:
+                record = result()
+                finished[cell.name] = record["run"]
+                if isinstance(record.get("seconds"), (int, float)):
+                    progress.durations.append(float(record["seconds"]))
+            except Exception as exc:  # a failed cell is reported and does not stop the others
+                reason = getattr(exc, "cause", None) or exc  # Ray wraps the cell's exception
+                failed[cell.name] = f"{reason}\n{_log_tail(cell, study)}"
+                log(f"cell {cell.name} failed ({reason}); its log: {study.out / 'cells' / cell.name / LOG}")
+        progress.update(len(finished), running, len(failed), queued, finished=cell is not None)
     cells = [c for c in study.cells if c.name in finished]
     runs = [finished[c.name] for c in cells]
     outputs: dict[str, str] = {}
     if len(runs) >= 2:
         outputs = _compare_and_report(study, cells, runs, log)
+    log(_final_line(study, finished, failed, outputs))
     return {"runs": runs, "failed": failed, "skipped": skipped, "outputs": outputs}
+
+
+def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], outputs: dict[str, str]) -> str:
+    """What was written and what to run next."""
+    head = f"study {study.path}: {len(finished)} cells done, {len(failed)} failed; "
+    if outputs:
+        head += (f"wrote {outputs['comparison']}, {outputs['csv']} and {outputs['report']}; ")
+    else:
+        head += "fewer than two cells finished, so no comparison or report was written; "
+    if failed or not outputs:
+        return head + (f"next: fix the failed cells (their logs: {study.out / 'cells'}/<cell>/{LOG}) and run "
+                       f"`benchbox study {study.path}` again (finished cells are not redone)")
+    return head + (f"next: read {outputs['report']}; after adding encoders or seeds to {study.path}, "
+                   f"`benchbox study {study.path}` runs only the new cells")
 
 
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:

@@ -27,9 +27,11 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
     sections: list[Section] = []
     # the answer first: the claims, then the evidence per task, then the tests, training and provenance
     claims = getattr(comparison, "claims", None)
-    if claims is not None and not claims.empty:
+    notes = list(getattr(comparison, "claim_notes", None) or [])
+    if (claims is not None and not claims.empty) or notes:
         sections.append(Section("claims", "Claims", claims_blocks(
-            claims, comparison.claim_rows, comparison.claim_seeds, [headline(c) for _, c in claims.iterrows()])))
+            claims, comparison.claim_rows, comparison.claim_seeds,
+            [] if claims is None else [headline(c) for _, c in claims.iterrows()], notes)))
     for section in (_semantic_section(data, references), _retrieval_section(data), _transfer_section(data),
                     structure_section(data, neighbours or [])):
         if section:

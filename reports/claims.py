@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Polygon
 
-from benchbox.reports.document import Block, Figure, Paragraph
+from benchbox.reports.document import Block, Bullets, Figure, Paragraph
 from benchbox.reports.figures import COLORS, WIDTH
 from benchbox.reports.svg import figure_context, to_svg
 
@@ -76,15 +76,17 @@ def seed_figure(claim: pd.Series, scores: pd.DataFrame) -> Figure:
     return Figure(slug=slug, title=title, alt=alt, svg=svg, caption="One dot per run; bar: the mean over seeds.")
 
 
-def claims_blocks(claims: pd.DataFrame, rows: pd.DataFrame, scores: pd.DataFrame | None,
-                  headlines: list[str]) -> list[Block]:
-    """Headline, forest plot and (with seeds) seed distributions of every claim."""
+def claims_blocks(claims: pd.DataFrame | None, rows: pd.DataFrame | None, scores: pd.DataFrame | None,
+                  headlines: list[str], notes: list[str] | None = None) -> list[Block]:
+    """Headline, forest plot and (with seeds) seed distributions of every claim; then why the pairs in ``notes``
+    have no claim (published comparators)."""
     blocks: list[Block] = [Paragraph(
         "One claim per pair of models and kind of row: the per-row differences pooled by a random-effects "
         "meta-analysis (Fisher z for correlations, proportions for accuracies and recalls), with a seed-aware "
         "test when a model has several seeds; a claim is significant when both reject, after the correction "
         "over all claims.")]
     keys = ["model_a", "model_b", "kind"]
+    claims = claims if claims is not None else pd.DataFrame(columns=keys)
     for (_, claim), line in zip(claims.iterrows(), headlines):
         blocks.append(Paragraph(line))
         mine = (rows[keys] == claim[keys].to_numpy()).all(axis=1)
@@ -92,4 +94,6 @@ def claims_blocks(claims: pd.DataFrame, rows: pd.DataFrame, scores: pd.DataFrame
         seeds = None if scores is None else scores[(scores[keys] == claim[keys].to_numpy()).all(axis=1)]
         if seeds is not None and not seeds.empty:
             blocks.append(seed_figure(claim, seeds))
+    if notes:
+        blocks.append(Bullets(list(notes)))
     return blocks

@@ -39,6 +39,8 @@ class Pairwise:
     claims: pd.DataFrame | None = None
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
+    #: why a pair has no claim on a kind of row (published numbers), one sentence each
+    claim_notes: tuple[str, ...] = ()
     #: how correlation rows treated pairs that share a sentence (``benchbox.compare.ITEM_DEPENDENCE``)
     item_dependence: str = "sentence-groups"
 
@@ -65,7 +67,9 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     pairs = [(x, y) for x, y in itertools.combinations(sources, 2) if not {x.label, y.label} <= published]
     together = bool(pairs) and all(tasks[id(x)] & tasks[id(y)] for x, y in pairs)
     groups = [sources] if together else [[x, y] for x, y in pairs if tasks[id(x)] & tasks[id(y)]]
-    tables, claims, claim_rows, claim_seeds, correction, dependence = [], [], [], [], "holm", "sentence-groups"
+    tables, claims, claim_rows, claim_seeds, notes = [], [], [], [], []
+    correction, dependence = "holm", "sentence-groups"
+    between = tuple(f"{x} vs {y}:" for x in published for y in published)
     for group in groups:
         log("comparing " + ", ".join(s.label for s in group))
         result = compare_sources(group, family="pair", seeds=seeds if together else None)
@@ -74,11 +78,13 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
                 found.append(frame[~_between_published(frame, published)])
+        notes += [n for n in result.claim_notes if not n.startswith(between) and n not in notes]
     tables = [t for t in tables if not t.empty]
     if not tables:
         raise BenchboxError("--compare needs two evaluation runs, or a run and a reference, with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
-    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined, item_dependence=dependence)
+    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined, tuple(notes),
+                    item_dependence=dependence)
 
 
 #: columns of the comparison table (``benchbox.compare.COLUMNS``) the report does without

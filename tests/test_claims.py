@@ -144,3 +144,32 @@ def test_declared_seeds_group_runs_whose_configurations_differ(tmp_path):
     assert list(declared.claims["model_a"]) == ["char-gru"] and declared.claims["seeds_a"].iloc[0] == 3
     with pytest.raises(BenchboxError, match="not among the compared models"):
         compare([*specs[:2], str(glove)], ["sts12"], n_boot=50, seeds={"char-gru": specs})
+
+
+def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
+    """Rows against published numbers are approximate (no per-item scores, no effect to pool): the pair gets no
+    claim, and a note saying why, in the comparison, compare's output right after the headlines, its JSON and
+    the report's Claims section."""
+    from benchbox import published
+    from benchbox.reports import write_report
+    from benchbox.store import write_run
+
+    paper = published.paper_result("paper:merkx2019/char-gru-coco").metrics
+    rows = paper[paper["task"] == "sts12"].assign(value=lambda f: f["value"] + 0.15)
+    run = write_run(tmp_path / "runs", "mine", {"kind": "eval", "encoder": {"name": "mine", "fingerprint": "abc"}},
+                    rows, {})
+    comparison = compare([f"mine={run}", "paper:merkx2019/char-gru-coco"])
+    assert comparison.claims.empty and comparison.headlines() == []
+    note = ("mine vs paper:merkx2019/char-gru-coco: no claim on the correlation rows: published numbers have no "
+            "per-item scores, so the paired rows' covariance is unknown (only approximate worst-case row tests, "
+            "5 rows)")
+    assert comparison.claim_notes == [note]
+    result = CliRunner().invoke(app, ["compare", f"mine={run}", "paper:merkx2019/char-gru-coco",
+                                      "--json", str(tmp_path / "c.json"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == note
+    assert json.loads((tmp_path / "c.json").read_text())["claim_notes"] == [note]
+    text = write_report([run], tmp_path / "r.md", compare=True,
+                        references=["paper:merkx2019/char-gru-coco"]).read_text()
+    claims = text[text.index("## Claims"):text.index("\n## ", text.index("## Claims") + 1)]
+    assert "no claim on the correlation rows: published numbers have no per-item scores" in claims

@@ -113,6 +113,33 @@ def test_a_label_equal_to_the_default_name_leaves_the_report_byte_identical(runs
     assert "glove-bow vs letter-counts: glove-bow is significantly better on 0 of 1 summary rows, worse on 1" in plain.read_text()
 
 
+@pytest.mark.parametrize("suffix", ["md", "html"])
+def test_a_repeated_label_is_the_only_name_outside_the_runs_table(runs, tmp_path, suffix):
+    """Two runs stored with one label (the issue saw ``char-gru-fast (20261123-232354-char-gru-976dce)``): the
+    report and compare number them (``LABEL #1``, ``LABEL #2``); run ids appear only in the runs table and the
+    provenance details at the end."""
+    glove, counts = runs
+    result = runner.invoke(app, ["eval", "glove-bow", "-e", "lowercase=false", "-t", "stsb-cosine", "--name",
+                                 "GloVe 50d", *BOOT, "--data-dir", str(tmp_path / "empty"), "--runs-dir",
+                                 str(tmp_path / "runs"), "-q"])
+    assert result.exit_code == 0, result.output
+    (second,) = set((tmp_path / "runs").iterdir()) - {glove, counts}
+    ids = [json.loads((p / MANIFEST).read_text())["run_id"] for p in (glove, second, counts)]
+    out = write_report([glove, second, f"Counts={counts}"], tmp_path / f"r.{suffix}", compare=True)
+    text = out.read_text()
+    figures = "".join(p.read_text() for p in (tmp_path / "r_figures").glob("*.svg")) if suffix == "md" else ""
+    shown = text[:text.index("Runs and provenance</h2>" if suffix == "html" else "## Runs and provenance")] + figures
+    assert "GloVe 50d #1" in shown and "GloVe 50d #2" in shown and "Counts" in shown
+    assert not any(i in shown for i in ids) and "glove-bow" not in shown
+    assert all(i in text for i in ids)  # the runs table pairs each label with its run
+
+    result = runner.invoke(app, ["compare", str(glove), str(second), "-t", "stsb-cosine", *BOOT, "--json",
+                                 str(tmp_path / "c.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "c.json").read_text())["models"] == ["GloVe 50d #1", "GloVe 50d #2"]
+    assert not any(i in result.output for i in ids) and second.name not in result.output
+
+
 FLICKR = DataRoot().root / "flickr8k" / "Flickr8k.token.txt"
 
 
@@ -131,7 +158,10 @@ def test_train_name_is_stored_inherited_by_eval_and_replaced_on_resume(tmp_path)
     (evaluated,) = (tmp_path / "runs").iterdir()
     assert json.loads((evaluated / MANIFEST).read_text())["label"] == "gru tiny"
     text = write_report([tmp_path / "t", evaluated], tmp_path / "r.md").read_text()
-    assert "gru tiny (" in text  # two runs with one label: told apart by run id
+    before_runs = text[:text.index("## Runs and provenance")]
+    assert "Training curves: gru tiny (training)" in before_runs  # the training run beside its evaluation
+    assert "| gru tiny |" in before_runs or "gru tiny" in before_runs.split("## ", 2)[1]
+    assert evaluated.name not in before_runs
 
     result = runner.invoke(app, [*args, "--resume", "--name", "gru tiny, resumed"])
     assert result.exit_code == 0, result.output

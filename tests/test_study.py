@@ -44,6 +44,12 @@ def _run(path: Path, **kwargs) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True, start_new_session=True, **kwargs)
 
 
+def _finished(process: subprocess.Popen) -> int:
+    """The exit status of a study run to completion, its output pipe read and closed."""
+    process.communicate(timeout=300)
+    return process.returncode
+
+
 def _without_run_ids(text: str) -> str:
     """A report without what differs between two executions: run ids, creation times, temporary paths."""
     text = re.sub(r"\d{8}-\d{6}-[\w-]+?-[0-9a-f]{6}", "<run>", text)
@@ -53,7 +59,7 @@ def _without_run_ids(text: str) -> str:
 
 def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
     whole = _study(tmp_path, "whole")
-    assert _run(whole).wait(timeout=300) == 0
+    assert _finished(_run(whole)) == 0
     killed = _study(tmp_path, "killed")
     process = _run(killed)
     first = tmp_path / "killed" / "cells" / "01-glove-bow"
@@ -62,7 +68,7 @@ def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
         assert process.poll() is None and time.time() < deadline, "the first cell never finished"
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)  # the whole process group: the study and its running cell
-    process.wait()
+    process.communicate()
     assert not (tmp_path / "killed" / "comparison.json").exists()
     stamp = (first / "done.json").stat().st_mtime_ns, (first / "log.txt").stat().st_mtime_ns
     resumed = _run(killed)
@@ -109,7 +115,7 @@ def test_study_on_a_local_ray_instance_gives_the_local_pool_numbers(tmp_path):
     """A Ray cluster started here (2 CPUs), the study sent to it with --ray ADDRESS from another process."""
     ray = pytest.importorskip("ray")
     local = _study(tmp_path, "local")
-    assert _run(local).wait(timeout=300) == 0
+    assert _finished(_run(local)) == 0
     context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         path = _study(tmp_path, "onray")
@@ -121,3 +127,47 @@ def test_study_on_a_local_ray_instance_gives_the_local_pool_numbers(tmp_path):
     one, two = (json.loads((tmp_path / n / "comparison.json").read_text()) for n in ("local", "onray"))
     assert one["comparisons"] == two["comparisons"] and one["claims"] == two["claims"]
     assert {p.name for p in (tmp_path / "onray" / "cells").iterdir()} == {"01-glove-bow", "02-glove-bow"}
+
+
+def test_a_study_logs_progress_while_cells_run(tmp_path, monkeypatch):
+    """While a cell runs, progress lines come at the heartbeat's interval (here a fake clock: 60 s a reading, and
+    a 0.01 s wait), with an ETA from the mean duration of the finished cells; the last line names what was
+    written and what to run next. No wall-clock assertion: the slow cell waits until the line it needs was
+    logged."""
+    import threading
+
+    from benchbox import study as study_module
+    from benchbox.console import Heartbeat
+
+    release = threading.Event()
+
+    def fake_cell(cell, study):
+        if cell.name == "slow":
+            assert release.wait(timeout=60), "no progress line while the slow cell ran"
+        return {"cell": cell.name, "run": str(tmp_path / cell.name), "seconds": 120.0}
+
+    written = {"comparison": str(tmp_path / "comparison.json"), "csv": str(tmp_path / "comparison.csv"),
+               "report": str(tmp_path / "report.md"), "headlines": ""}
+    monkeypatch.setattr(study_module, "run_cell", fake_cell)
+    monkeypatch.setattr(study_module, "_compare_and_report", lambda *args: written)
+    lines = []
+
+    def log(message):
+        lines.append(message)
+        if "1 done, 1 running, 0 failed" in message and "ETA" in message:
+            release.set()
+
+    readings = iter(range(0, 10**6, 60))
+    study = study_module.Study(tmp_path / "s.toml", tmp_path, ["stsb-cosine"],
+                               [study_module.Cell("fast", "glove-bow"), study_module.Cell("slow", "glove-bow")],
+                               None, 2, None)
+    result = study_module.run_study(study, log=log, heartbeat=Heartbeat(0.01, clock=lambda: next(readings)))
+    assert result["failed"] == {} and len(result["runs"]) == 2
+    assert lines[0] == "cells: 0 done, 2 to run, 0 failed"
+    beats = [line for line in lines if line.startswith("cells: 1 done, 1 running, 0 failed; ")]
+    assert beats and "min elapsed, ETA about 2 min (mean cell 2 min)" in beats[-1]
+    assert lines[-2].startswith("cells: 2 done, 0 running, 0 failed; ") and "ETA" not in lines[-2]
+    assert lines[-1] == (f"study {tmp_path / 's.toml'}: 2 cells done, 0 failed; wrote {written['comparison']}, "
+                         f"{written['csv']} and {written['report']}; next: read {written['report']}; after adding "
+                         f"encoders or seeds to {tmp_path / 's.toml'}, `benchbox study {tmp_path / 's.toml'}` runs "
+                         "only the new cells")

@@ -72,7 +72,7 @@ def compare_command(
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun,
                          item_dependence=item_dependence)
-    for line in comparison.headlines():
+    for line in [*comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)

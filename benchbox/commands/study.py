@@ -31,7 +31,6 @@ def study_command(
     result = run_study(study, log=log, ray_address=ray)
     if result["outputs"]:
         out.print(result["outputs"]["headlines"], highlight=False, soft_wrap=True)
-        log(f"report written to {result['outputs']['report']}")
     for cell, reason in result["failed"].items():
         out.print(f"cell {cell} failed: {reason}", highlight=False, soft_wrap=True, markup=False)
     if result["failed"]:
