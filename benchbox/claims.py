@@ -36,8 +36,15 @@ ALPHA = 0.05
 #: kind of summary row → (metric, name of the common scale)
 KINDS = {"correlation": ("pearson", "Δz"), "classification": ("accuracy", "Δacc"), "ranks": ("r10", "ΔR@10")}
 KIND_NOUN = {"correlation": "correlation", "classification": "classification", "ranks": "retrieval"}
+#: how the pooled p and interval were obtained (:attr:`benchbox.meta.PooledEffect.variance`), as a headline says it
+INFERENCE = {
+    "model": "model-based variance",
+    "CR2": "CR2 over {clusters} item clusters, t on Satterthwaite df = {df:.1f}",
+    "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < 4",
+}
 CLAIM_COLUMNS = [
     "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
+    "mean_diff",
     "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
     "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
     "better", "worse", "tests", "correction", "family",
@@ -97,7 +104,8 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
     pooled = meta.pool_effects(per_row["effect"], per_row["var"], method=pooling, clusters=clusters)
     record: dict[str, Any] = {"rows": len(per_row), "seeds_a": len(runs_a), "seeds_b": len(runs_b),
                               **{k: v for k, v in pooled.to_dict().items() if k not in ("k", "method", "p")},
-                              "p_pooled": pooled.p, "pooling": pooling}
+                              "p_pooled": pooled.p, "pooling": pooling,
+                              "mean_diff": float(rows.groupby(keys, sort=False)["diff"].mean().mean())}
     verdicts = rows.groupby(keys, sort=False)["verdict"]
     record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
     record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())
@@ -182,20 +190,39 @@ def _signed(x: float, digits: int = 3) -> str:
     return f"{x:+.{digits}f}"
 
 
+def _training_variance(claim: pd.Series) -> str | None:
+    """Which side's training variance the claim could not assess (one run of that model), or None."""
+    single = [name for name, n in ((claim["model_a"], claim["seeds_a"]), (claim["model_b"], claim["seeds_b"])) if n == 1]
+    if len(single) == 2:
+        return "one run per model: training variance not assessed"
+    return f"one run of {single[0]}: its training variance not assessed" if single else None
+
+
 def headline(claim: pd.Series) -> str:
     """The claim in one sentence, e.g. "char-gru (3 seeds) vs glove-bow on 26 correlation rows: pooled Δz =
-    +0.120 [+0.090, +0.150], I² = 64%; seeds: t(4) = 5.1, p = 0.007; ASO ε = 0.02 (char-gru (3 seeds) almost
-    stochastically dominant); better on 18, worse on 0 of 26 rows after holm; claim: better (p = 0.01)"."""
+    +0.120 [+0.090, +0.150] (mean Δr = +0.081), I² = 64%, τ² = 0.012 (DL, CR2 over 14 item clusters, t on
+    Satterthwaite df = 4.6); seeds 3 vs 1: t(2) = 5.1, p = 0.037; ASO ε = 0.02 (char-gru (3 seeds) almost
+    stochastically dominant); one run of glove-bow: its training variance not assessed; better on 18, worse on
+    0 of 26 rows after holm over 336 tests; claim: better (p = 0.04, holm over claims)".
+
+    ASO's "dominant" is said only beside a significant claim; otherwise ε is given as a description."""
     a, b = claim["model_a"], claim["model_b"]
+    natural = f" (mean Δr = {_signed(claim['mean_diff'])})" if claim["kind"] == "correlation" else ""
+    variance = f", {INFERENCE[claim['variance']]}".format(clusters=claim["clusters"], df=claim["df"])
     parts = [f"{a} vs {b} on {claim['rows']} {KIND_NOUN[claim['kind']]} rows: pooled {claim['scale']} = "
-             f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}], "
-             f"I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} ({claim['pooling'].upper()}"
-             + (f", robust over {claim['clusters']} item clusters" if claim["robust"] else "") + ")"]
+             f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}]{natural}, "
+             f"I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} ({claim['pooling'].upper()}{variance})"]
     if isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"]):
         eps = claim["aso_epsilon"]
-        dominance = f"{a} almost stochastically dominant" if eps < 0.5 else f"{a} not dominant"
+        if claim["verdict"] in ("better", "worse"):
+            dominance = f"{a} almost stochastically dominant" if eps < 0.5 else f"{a} not dominant"
+        else:
+            dominance = "descriptive: the claim is not significant"
         parts.append(f"seeds {claim['seeds_a']} vs {claim['seeds_b']}: t({claim['seed_df']:.0f}) = "
                      f"{claim['seed_t']:.2f}, p = {claim['p_seed']:.3g}; ASO ε = {eps:.2f} ({dominance})")
+    caveat = _training_variance(claim)
+    if caveat:
+        parts.append(caveat)
     family = "" if claim["family"] == "all" else " per pair"
     parts.append(f"better on {claim['better']}, worse on {claim['worse']} of {claim['rows']} rows after "
                  f"{claim['correction']} over {claim['tests']} tests{family}")

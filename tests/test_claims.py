@@ -173,3 +173,29 @@ def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
                         references=["paper:merkx2019/char-gru-coco"]).read_text()
     claims = text[text.index("## Claims"):text.index("\n## ", text.index("## Claims") + 1)]
     assert "no claim on the correlation rows: published numbers have no per-item scores" in claims
+
+
+def test_single_run_claim_names_what_it_cannot_assess_and_gives_delta_r(three_runs):
+    """Issue #31: a claim between single runs said nothing of training variance, and gave Δz alone."""
+    good, _, bad = three_runs
+    comparison = compare([str(good), str(bad)], ["sts12"], n_boot=50)
+    claim = comparison.claims.iloc[0]
+    rows = comparison.table[comparison.table["unit"].astype(bool) & (comparison.table["metric"] == "pearson")]
+    assert claim["mean_diff"] == pytest.approx(rows["diff"].mean())  # Δr on the correlation scale, per row averaged
+    line = comparison.headlines()[0]
+    assert f"(mean Δr = {claim['mean_diff']:+.3f})" in line
+    assert "one run per model: training variance not assessed" in line
+
+
+def test_aso_is_descriptive_beside_a_claim_that_is_not_significant(tmp_path):
+    """Issue #31: "almost stochastically dominant" appeared in null replicates next to "no significant
+    difference". Beside a non-significant claim ε is a description only."""
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.0, 0, 0.8, seed=7)
+    comparison = compare([*map(str, seeds), str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    claim = comparison.claims.iloc[0]
+    assert claim["verdict"] == "no significant difference"
+    line = comparison.headlines()[0]
+    assert f"ASO ε = {claim['aso_epsilon']:.2f} (descriptive: the claim is not significant)" in line
+    assert "dominant" not in line
+    assert f"one run of {claim['model_b']}: its training variance not assessed" in line
