@@ -129,15 +129,16 @@ def test_eval_and_list_json_are_strict_under_force_color(tmp_path):
 
 def test_compare_json_is_strict_and_keeps_tiny_p_values(runs, tmp_path):
     _, folders = runs
+    # Williams' t on SICK-R (independent items assumed) gives the tiny p this test needs
     proc = _cli("compare", str(folders["glove"]), str(folders["counts"]), "--bootstrap", "50", "--json", "-",
-                "--csv", str(tmp_path / "c.csv"), cwd=tmp_path)
+                "--csv", str(tmp_path / "c.csv"), "--item-dependence", "independent", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     payload = strict(proc.stdout)  # the tables and headlines went to stderr
     assert payload["schema_version"] == SCHEMA_VERSION and "A = " in proc.stderr
     p_json = [row["p"] for row in payload["comparisons"]]
     p_csv = pd.read_csv(tmp_path / "c.csv")["p"].tolist()
     assert p_json == p_csv  # repr round trip: equal to the last bit
-    assert min(p_json) < 1e-12 and min(p_json) > 0  # SICK-R Pearson: ~2.6e-14, once written as 0.0
+    assert min(p_json) < 1e-12 and min(p_json) > 0  # SICK-R Pearson by Williams: ~2.6e-14, once written as 0.0
     assert not (tmp_path / "-").exists()
 
 
