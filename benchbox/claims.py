@@ -40,12 +40,12 @@ KIND_NOUN = {"correlation": "correlation", "classification": "classification", "
 INFERENCE = {
     "model": "model-based variance",
     "CR2": "CR2 over {clusters} item clusters, t on Satterthwaite df = {df:.1f}",
-    "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < 4",
+    "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < "
+                 f"{meta.SIGN_FLIP_BELOW_DF:g}",
 }
 CLAIM_COLUMNS = [
     "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
-    "mean_diff",
-    "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
+    "mean_diff", "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
     "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
     "better", "worse", "tests", "correction", "family",
 ]
@@ -97,7 +97,7 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
     if len(complete) < 2:
         return None
     per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
-                                                 cluster=("cluster", "first"))
+                                                 diff=("diff", "mean"), cluster=("cluster", "first"))
     clusters = per_row["cluster"].astype(str).tolist()  # shared sentences, from the items (benchbox.compare)
     if len(set(clusters)) < 2:
         return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over
@@ -105,7 +105,7 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
     record: dict[str, Any] = {"rows": len(per_row), "seeds_a": len(runs_a), "seeds_b": len(runs_b),
                               **{k: v for k, v in pooled.to_dict().items() if k not in ("k", "method", "p")},
                               "p_pooled": pooled.p, "pooling": pooling,
-                              "mean_diff": float(rows.groupby(keys, sort=False)["diff"].mean().mean())}
+                              "mean_diff": float(per_row["diff"].mean())}
     verdicts = rows.groupby(keys, sort=False)["verdict"]
     record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
     record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())

@@ -185,11 +185,10 @@ def row_clusters(items: dict[str, pd.DataFrame | None],
     for task, frame in items.items():
         if frame is None or frame.empty or "subset" not in frame.columns or "direction" in item_keys.get(task, ()):
             continue
-        columns = [c for c in TEXT_COLUMNS if c in frame.columns]
-        if not columns:
+        if not _texts(frame):
             continue
         for subset, part in frame.groupby(frame["subset"].astype(str), sort=False):
-            texts[(task, subset)] = [t for c in columns for t in part[c].tolist()]
+            texts[(task, subset)] = [t for column in _texts(part) for t in column.tolist()]
     return meta.sentence_clusters(texts)
 
 
@@ -229,6 +228,8 @@ class _Pair:
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: (task, subset) → cluster label from shared sentences (:func:`row_clusters`), set by :meth:`compare`
     clusters: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (task, subset) → its sentence groups (:meth:`sentence_groups`), computed once for Pearson and Spearman
+    groups: dict[tuple[str, str], np.ndarray | None] = field(default_factory=dict)
     #: per row: whether lower values are better (the row's MetricSpec)
     lower: list[bool] = field(default_factory=list)
 
@@ -264,15 +265,16 @@ class _Pair:
         keys_b = set(zip(mb["subset"].astype(str), mb["metric"]))
         return [k for k in zip(ma["subset"].astype(str), ma["metric"]) if k in keys_b]
 
-    def sentence_groups(self, part: pd.DataFrame) -> np.ndarray | None:
+    def sentence_groups(self, task: str, subset: str, part: pd.DataFrame) -> np.ndarray | None:
         """Group ids of the subset's pairs (connected components of shared sentences,
         :func:`benchbox.stats.sentence_groups`), or None when items are taken as independent: with
         ``item_dependence="independent"``, without sentence text, or when no two pairs share a sentence."""
-        texts = _texts(part)
-        if self.item_dependence == "independent" or not texts:
-            return None
-        groups = stats.sentence_groups(*texts)
-        return groups if len(groups) and groups.max() + 1 < len(groups) else None
+        key = (task, subset)
+        if key not in self.groups:
+            texts = _texts(part)
+            groups = None if self.item_dependence == "independent" or not texts else stats.sentence_groups(*texts)
+            self.groups[key] = groups if groups is not None and len(groups) and groups.max() + 1 < len(groups) else None
+        return self.groups[key]
 
     def correlation(self, task: str, subset: str, spec: MetricSpec, merged: pd.DataFrame) -> None:
         """``pearson``/``spearman`` per subset; ``<method>_<aggregate>`` on subset ``all`` by a paired bootstrap
@@ -295,7 +297,7 @@ class _Pair:
             g, a, b = (part[c].to_numpy(float) for c in ("gold_a", "score_a", "score_b"))
             if method == "spearman":
                 g, a, b = rankdata(g), rankdata(a), rankdata(b)
-            groups = self.sentence_groups(part)
+            groups = self.sentence_groups(task, subset, part)
             if groups is not None:
                 jk = stats.grouped_jackknife_test(g, a, b, groups)
                 effect = (jk.diff_z, jk.var_z) if spec.summary and method == "pearson" else None
