@@ -50,8 +50,9 @@ items share a normalised sentence, directly or through other rows, get one label
 sentences come from), the retrieval directions of one task one label (:func:`benchbox.meta.row_cluster`),
 any other row its own: the inputs of the claim-level statistics
 (:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (the ``protocol_key`` of
-the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
-``allow_protocol_mismatch`` compared and the mismatch recorded.
+the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding), or whose tasks read a data
+file with different contents (the sha256 each run recorded), are refused, or with ``allow_protocol_mismatch``
+compared and the mismatch recorded.
 
 Summary rows (Merkx & Frank 2019 count them as their 26 "tasks"): one per subset of a correlation task with
 its Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
@@ -82,7 +83,8 @@ from benchbox import meta, stats
 from benchbox.atomic import atomic_path
 from benchbox.claims import ALPHA, claims, headline
 from benchbox.errors import BenchboxError
-from benchbox.sources import Source, is_run_collection, origin, resolve_sources, seed_groups
+from benchbox.reuse import EMBEDDED_PREFIX
+from benchbox.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
 from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
@@ -527,7 +529,7 @@ def _pairs(resolved: list[Source], baseline: str | None) -> list[tuple[Source, S
 
 def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
     """One line per task where the two runs recorded different protocol switches (the protocol keys of the
-    task's options, :func:`task_tests`)."""
+    task's options, :func:`task_tests`), and one where they read a data file with different contents."""
     lines = []
     for task in tasks:
         pa, pb = a.protocols.get(task), b.protocols.get(task)
@@ -539,7 +541,17 @@ def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
         if differ:
             lines.append(f"{task}: {a.label} vs {b.label} differ in "
                          + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in differ))
+        files = data_mismatches(a.checksums.get(task, {}), b.checksums.get(task, {}))
+        if files:
+            lines.append(f"{task}: {a.label} vs {b.label} read different data: {', '.join(files)} "
+                         "(its sha256 differs)")
     return lines
+
+
+def data_mismatches(a: dict[str, str], b: dict[str, str]) -> list[str]:
+    """The data files both runs read (the embedded copy counts as the file it copies) with different sha256."""
+    a, b = ({label.removeprefix(EMBEDDED_PREFIX): sha for label, sha in x.items()} for x in (a, b))
+    return sorted(label for label in set(a) & set(b) if a[label] != b[label])
 
 
 def _check_settings(test: str, correction: str, family: str, pooling: str, item_dependence: str) -> None:
@@ -665,6 +677,8 @@ def compare(
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
                                cache=cache, log=log, rerun=rerun, labels=labels)
+    for line in not_seeds(resolved):
+        log(line)
     return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,
                            family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                            pooling=pooling, seeds=seeds, item_dependence=item_dependence)

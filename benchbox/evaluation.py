@@ -24,8 +24,8 @@ from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
+from benchbox.identity import cache_key, encoder_record, task_record
 from benchbox.options import check_number
-from benchbox.provenance import components
 from benchbox.store import METRIC_COLUMNS, write_run
 from benchbox.task import (
     DataFile,
@@ -52,9 +52,8 @@ class Evaluation:
     cache_stats: dict[str, int] = field(default_factory=dict)
     #: the user's name for the model (:mod:`benchbox.labels`), recorded in the manifest when given
     label: str | None = None
-    #: seconds per task (``run_tasks``), and where the encoder and task classes come from (provenance)
+    #: seconds per task (``run_tasks``)
     elapsed_s: dict[str, float] = field(default_factory=dict)
-    parts: dict[str, Any] | None = None
     #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
 
@@ -76,7 +75,7 @@ class Evaluation:
             **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
-        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items, parts=self.parts)
+        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items)
 
     def _task_record(self, result: TaskResult) -> dict[str, Any]:
         """What the manifest keeps of one task: protocol, data checksums and, for a known task, its option
@@ -87,6 +86,7 @@ class Evaluation:
             record["elapsed_s"] = self.elapsed_s[result.task]
         task = self.tasks.get(result.task)
         if task is not None:
+            record["implementation"] = task_record(task)
             record["options"] = option_values(task, self.options)
             record["metadata"] = task.recorded_metadata()
         return record
@@ -116,8 +116,8 @@ def make_embedder(
 
     if cache is None or not encoder.cacheable:  # an adapted encoder without a fingerprint is never cached
         return encode
-    fingerprint = encoder.fingerprint()
-    return lambda sentences: cache.embed(fingerprint, sentences, encode)
+    key = cache_key(encoder)
+    return lambda sentences: cache.embed(key, sentences, encode)
 
 
 def _say_fallback(data: DataRoot, tasks: list[Task], options: TaskOptions, log: Callable[[str], None]) -> None:
@@ -176,15 +176,13 @@ def run_tasks(
         elapsed[task.name] = round(time.perf_counter() - started, 3)
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
-        encoder={"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
-                 "config": encoder.config()},
+        encoder=encoder_record(encoder),
         results=results,
         options=options,
         data_root=str(data.root),
         cache_stats=stats,
         label=label,
         elapsed_s=elapsed,
-        parts=components(encoder, task_objs),
         tasks={task.name: task for task in task_objs},
     )
 

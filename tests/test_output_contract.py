@@ -25,7 +25,7 @@ from benchbox.registry import TASKS as TASK_REGISTRY
 from benchbox.jsonio import SCHEMA_VERSION, dumps, write_json
 from benchbox.results import RUN_COLUMNS, leaderboard, load_runs
 from benchbox.store import MANIFEST
-from benchbox.task import TaskOptions
+from benchbox.task import TaskOptions, task_class
 from tests.helpers import LetterCounts
 
 runner = CliRunner()
@@ -278,11 +278,13 @@ def test_run_manifest_records_provenance(runs):
     manifest = json.loads((folders["counts"] / MANIFEST).read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["packages"]["numpy"] == np.__version__ and manifest["packages"]["pandas"] == pd.__version__
-    parts = manifest["provenance"]["components"]
-    assert parts["encoder"] == {"class": "tests.helpers.LetterCounts", "distribution": None, "version": None}
+    encoder = manifest["encoder"]
+    assert encoder["class"] == "tests.helpers.LetterCounts"
+    assert encoder["provider"] == {"distribution": None, "version": None}
     for task in TASKS:
-        assert parts["tasks"][task]["distribution"] == "benchbox"
-        assert parts["tasks"][task]["version"] == benchbox.__version__
+        implementation = manifest["tasks"][task]["implementation"]
+        assert implementation["provider"] == {"distribution": "benchbox", "version": benchbox.__version__}
+        assert implementation["version"] == task_class(task).version
         assert 0 < manifest["tasks"][task]["elapsed_s"] < 600
     assert manifest["elapsed_s"] == pytest.approx(sum(manifest["tasks"][t]["elapsed_s"] for t in TASKS))
     provenance = manifest["provenance"]
@@ -301,7 +303,7 @@ def test_training_header_and_gpu_names(monkeypatch):
 
     header = manifest_header("some-run")
     assert header["schema_version"] == SCHEMA_VERSION and header["run_id"] == "some-run"
-    assert "components" not in header["provenance"] and header["command"] == sys.argv
+    assert header["command"] == sys.argv
     cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
                            get_device_name=lambda i: f"NVIDIA H100 #{i}")
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
