@@ -93,7 +93,8 @@ COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
-FAMILIES = ("all", "pair")
+#: the families a correction may run over, as the report states them
+FAMILIES = {"all": "every row of every pair compared", "pair": "the rows of each pair of models apart"}
 #: how the per-subset correlation rows treat pairs that share a sentence: ``sentence-groups`` (the grouped
 #: jackknife when some pairs share one) or ``independent`` (Williams/Steiger on every row, the reference)
 ITEM_DEPENDENCE = ("sentence-groups", "independent")

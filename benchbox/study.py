@@ -330,8 +330,12 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
 
 
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:
-    from benchbox.compare import compare
+    """One comparison of the finished cells' runs (labelled as the report labels them), written as
+    ``comparison.json``/``.csv`` and rendered as it is in ``report.md``: the two always agree."""
+    from benchbox.compare import compare_sources
     from benchbox.reports import write_report
+    from benchbox.sources import resolve_sources
+    from benchbox.task import resolve_tasks
 
     baseline = study.baseline
     matches = [run for cell, run in zip(cells, runs) if cell.encoder == baseline and not cell.options]
@@ -342,9 +346,11 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
         if cell.group:
             groups.setdefault(cell.group, []).append(run)
     seeds = {g: members for g, members in groups.items() if len(members) > 1}
-    comparison = compare(runs, study.tasks, baseline=baseline, log=log, seeds=seeds)
+    sources = resolve_sources(runs, evaluate=False, naming="name", log=log)
+    tasks = [task.name for task in resolve_tasks(study.tasks)]
+    comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
     comparison.to_json(study.out / "comparison.json")
     comparison.to_csv(study.out / "comparison.csv")
-    report = write_report(runs, study.out / "report.md", compare=True, log=log, seeds=seeds)
+    report = write_report(runs, study.out / "report.md", log=log, comparison=comparison)
     return {"comparison": str(study.out / "comparison.json"), "csv": str(study.out / "comparison.csv"),
             "report": str(report), "headlines": "\n".join(comparison.headlines())}

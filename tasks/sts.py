@@ -168,7 +168,8 @@ class StsYear(Task):
 
     year: ClassVar[int]
     subsets: ClassVar[tuple[str, ...]]
-    main_score = "pearson"
+    #: the year's score (subset ``all``): Pearson r averaged over its subsets, SentEval's ``all`` ``mean``
+    main_score = "pearson_mean"
     metrics = CORRELATIONS + YEAR_AGGREGATES
     item_kind = "sentence pair: gold and cosine score"
     options = (TEXT_OPTION,)

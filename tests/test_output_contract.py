@@ -168,7 +168,7 @@ def test_json_dash_gives_only_json_on_stdout_and_no_file(runs, tmp_path, monkeyp
         assert result.exit_code == 0, result.output
         assert strict(result.stdout)["schema_version"] == SCHEMA_VERSION
     result = runner.invoke(app, ["leaderboard", str(root / "runs"), "--csv", "-"])
-    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "label,fingerprint,stsb-cosine,sickr-cosine"
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "label,fingerprint,protocol,stsb-cosine,sickr-cosine"
     assert not (tmp_path / "-").exists()
 
 
@@ -211,7 +211,14 @@ def test_load_runs_of_three_encoders_equals_their_metrics(runs):
     root, folders = runs
     table = benchbox.load_runs(root / "runs")
     options = sorted(c for c in table.columns if c.startswith("option."))
-    assert list(table.columns) == RUN_COLUMNS + options and "option.seed" in options
+    encoder_options = sorted(c for c in table.columns if c.startswith("encoder_option."))
+    assert list(table.columns) == RUN_COLUMNS + options + encoder_options and "option.seed" in options
+    assert "encoder_option.lowercase" in encoder_options  # glove-bow's options, defaulted ones included
+    glove = table[table["encoder"] == "glove-bow"]
+    assert set(glove["encoder_provider"]) == {"benchbox"} and set(glove["encoder_version"]) == {benchbox.__version__}
+    # the task's declared version (was None for every task before runs recorded their implementation)
+    assert {t: set(g) for t, g in table.groupby("task")["task_version"]} == {
+        t: {task_class(t).version} for t in set(table["task"])}
     metrics = {name: pd.read_csv(path / "metrics.csv") for name, path in folders.items()}
     assert len(table) == sum(len(m) for m in metrics.values()) == 12
     for name, path in folders.items():
