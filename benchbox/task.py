@@ -71,8 +71,26 @@ from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 
-#: the paired tests compare can run on a metric (see the module docstring)
-TESTS = ("correlation", "accuracy", "ranks", "mean", "bootstrap")
+
+@dataclass(frozen=True)
+class PairedTest:
+    """What a paired test reads of a task's per-item rows: ``eval`` checks a task's items carry them
+    (:mod:`benchbox.item_checks`), ``compare`` reads them. ``columns``: the columns the test reads;
+    ``varying``: those of them that must vary within a subset, because the test's statistic is undefined when
+    one is constant (a correlation with constant gold or constant scores)."""
+
+    columns: tuple[str, ...] = ()
+    varying: tuple[str, ...] = ()
+
+
+#: the paired tests compare can run on a metric (see the module docstring), with what each reads
+TESTS: dict[str, PairedTest] = {
+    "correlation": PairedTest(("gold", "score"), varying=("gold", "score")),
+    "accuracy": PairedTest(("correct",)),
+    "ranks": PairedTest(("direction", "rank")),
+    "mean": PairedTest(("metric", "value")),
+    "bootstrap": PairedTest(),
+}
 #: what a metric's number is: a correlation in [-1, 1], a percentage, a rank, a squared error, anything else
 UNITS = ("r", "%", "rank", "mse", "value")
 
