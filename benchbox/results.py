@@ -82,10 +82,12 @@ def _recorded_metadata(entry: Any) -> dict[str, Any] | None:
 
 
 def _task_version(entry: Any) -> Any:
+    """The task's ``version`` in the metadata the run recorded (:meth:`Task.recorded_metadata`), else a
+    ``version`` in the task's record or its protocol (runs that recorded no metadata)."""
     if not isinstance(entry, dict):
         return None
     protocol = entry.get("protocol") if isinstance(entry.get("protocol"), dict) else {}
-    return entry.get("version", protocol.get("version"))
+    return (_recorded_metadata(entry) or {}).get("version", entry.get("version", protocol.get("version")))
 
 
 def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors: str = "raise") -> pd.DataFrame:
