@@ -59,7 +59,7 @@ def check_items(task: Task, result: TaskResult) -> None:
         if bad.any():
             row = items[bad].iloc[0]
             raise BenchboxError(f"task {task.name}: {int(bad.sum())} items have no finite {column}, e.g. "
-                                f"{_item(row, keys)}{_files(result, row)} has {column} {row[column]!r}: fix "
+                                f"{_item(row, keys)}{_files(result, row)} has {column} {row[column]}: fix "
                                 "the data file or the task's evaluate")
     varying: dict[str, MetricSpec] = {}
     for spec in tested:
@@ -71,7 +71,7 @@ def check_items(task: Task, result: TaskResult) -> None:
             if part[column].nunique() == 1:
                 where = "its items" if subset is None else f"subset {subset}"
                 raise BenchboxError(f"task {task.name}, {where}{_files(result, part.iloc[0])}: all {len(part)} "
-                                    f"items have {column} {part[column].iloc[0]!r}, and the {spec.test!r} test of "
+                                    f"items have {column} {part[column].iloc[0]}, and the {spec.test!r} test of "
                                     f"{spec.name} is undefined when {column} is constant: fix the data file or "
                                     "the task's evaluate")
 
