@@ -12,7 +12,10 @@ so that adding a task touches only its module and its entry point:
   ``"ranks"`` (items ``direction``, ``rank``: ``r<K>`` by McNemar on hit@K, ``medr``/``meanr`` by Wilcoxon),
   ``"mean"`` (items ``metric``, ``value``: paired bootstrap of the mean of the items of that metric),
   ``"bootstrap"`` (paired bootstrap of ``statistic(rows) -> float``, any per-item columns), or None (no test:
-  dev scores, rsum, F1). ``summary=True`` marks the metric counted as one "task" in compare's summary line.
+  dev scores, rsum, F1). The columns each test reads are declared once, in :data:`TESTS`; ``eval`` refuses items
+  that lack them, repeat a key, hold non-finite gold, or are constant where a test needs them to vary
+  (:mod:`benchbox.item_checks`). ``summary=True`` marks the metric counted as one "task" in compare's summary
+  line.
 - ``main_score``, ``item_kind`` (what a per-item row is), ``item_keys`` (the columns that pair the items of two
   runs), ``version``, ``license``, ``citation`` (BibTeX), ``reference`` (short), ``group`` (the report section,
   e.g. ``"semantic similarity"``) and ``order`` (position in reports, then the name).
