@@ -34,46 +34,65 @@ GOLD = "gold"
 def check_items(task: Task, result: TaskResult) -> None:
     """A :class:`BenchboxError` naming the task, subset and item when ``result.items`` break a rule of the
     module docstring."""
-    items = result.items
-    if items.empty:
+    if result.items.empty:
         return
-    keys = list(task.item_keys)
     tested = [spec for spec in task.metrics if spec.test is not None]
-    needed = dict.fromkeys(keys, "an item key")
+    needed = dict.fromkeys(task.item_keys, "an item key")
     for spec in tested:
         for column in TESTS[spec.test].columns:
             needed.setdefault(column, f"read by the {spec.test!r} test of metric {spec.name}")
-    missing = [column for column in needed if column not in items.columns]
+    _present(task, result, needed)
+    _unique(task, result)
+    _finite_values(task, result, [*([GOLD] if GOLD in result.items.columns else []), *needed])
+    _varying(task, result, tested)
+
+
+def _present(task: Task, result: TaskResult, needed: dict[str, str]) -> None:
+    """Every needed column (column → why it is needed) is in the items."""
+    missing = [column for column in needed if column not in result.items.columns]
     if missing:
         raise BenchboxError(f"task {task.name}: its per-item rows lack the column(s) {', '.join(missing)} "
-                            f"({needed[missing[0]]}; columns given: {', '.join(map(str, items.columns))}): the "
-                            "task's evaluate must return them")
-    repeated = items.duplicated(keys, keep=False)
+                            f"({needed[missing[0]]}; columns given: {', '.join(map(str, result.items.columns))}): "
+                            "the task's evaluate must return them")
+
+
+def _unique(task: Task, result: TaskResult) -> None:
+    """No two rows share the task's item key."""
+    keys = list(task.item_keys)
+    repeated = result.items.duplicated(keys, keep=False)
     if repeated.any():
-        row = items[repeated].iloc[0]
+        row = result.items[repeated].iloc[0]
         raise BenchboxError(f"task {task.name}: {int(repeated.sum())} per-item rows share a key, e.g. "
                             f"{_item(row, keys)}{_files(result, row)}: each item is scored once; remove the "
                             "repeated item from the data (or give it its own key)")
-    for column in dict.fromkeys([*([GOLD] if GOLD in items.columns else []), *needed]):
-        bad = ~_finite(items[column])
+
+
+def _finite_values(task: Task, result: TaskResult, columns: list[str]) -> None:
+    """No missing value in ``columns``, and no NaN or infinity in those that are numeric."""
+    for column in dict.fromkeys(columns):
+        bad = ~_finite(result.items[column])
         if bad.any():
-            row = items[bad].iloc[0]
+            row = result.items[bad].iloc[0]
             raise BenchboxError(f"task {task.name}: {int(bad.sum())} items have no finite {column}, e.g. "
-                                f"{_item(row, keys)}{_files(result, row)} has {column} {row[column]}: fix "
-                                "the data file or the task's evaluate")
+                                f"{_item(row, list(task.item_keys))}{_files(result, row)} has {column} "
+                                f"{row[column]}: fix the data file or the task's evaluate")
+
+
+def _varying(task: Task, result: TaskResult, tested: list[MetricSpec]) -> None:
+    """Within each subset, no column a metric's test needs to vary (:attr:`benchbox.task.PairedTest.varying`) is constant."""
     varying: dict[str, MetricSpec] = {}
     for spec in tested:
         for column in TESTS[spec.test].varying:
             varying.setdefault(column, spec)
-    groups = items.groupby("subset", sort=False) if "subset" in items.columns else [(None, items)]
-    for subset, part in groups:
+    items = result.items
+    for subset, part in items.groupby("subset", sort=False) if "subset" in items.columns else [(None, items)]:
         for column, spec in varying.items():
             if part[column].nunique() == 1:
                 where = "its items" if subset is None else f"subset {subset}"
+                fix = "fix the data file" if column == GOLD else "check the encoder and the task's evaluate"
                 raise BenchboxError(f"task {task.name}, {where}{_files(result, part.iloc[0])}: all {len(part)} "
                                     f"items have {column} {part[column].iloc[0]}, and the {spec.test!r} test of "
-                                    f"{spec.name} is undefined when {column} is constant: fix the data file or "
-                                    "the task's evaluate")
+                                    f"{spec.name} is undefined when {column} is constant: {fix}")
 
 
 def _finite(column: pd.Series) -> np.ndarray:
