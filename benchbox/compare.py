@@ -85,7 +85,7 @@ from benchbox.claims import ALPHA, claims, headline
 from benchbox.errors import BenchboxError
 from benchbox.reuse import EMBEDDED_PREFIX
 from benchbox.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
-from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
+from benchbox.task import TESTS, MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
@@ -102,9 +102,6 @@ ITEM_DEPENDENCE = ("sentence-groups", "independent")
 JACKKNIFE = "jackknife (sentence groups)"
 #: per-item columns holding the sentences of an item, for sentence groups and row clusters
 TEXT_COLUMNS = ("sentence1", "sentence2", "sentence")
-#: the per-item columns each test reads
-TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
-                "mean": ("metric", "value"), "bootstrap": ()}
 
 
 @dataclass(frozen=True)
@@ -399,7 +396,7 @@ class _Pair:
                 spec = tests.metrics.get(metric)
                 if spec is None or spec.test is None:
                     continue
-                lacking = [c for c in TEST_COLUMNS[spec.test] if c not in ia.columns or c not in ib.columns]
+                lacking = [c for c in TESTS[spec.test].columns if c not in ia.columns or c not in ib.columns]
                 if lacking:
                     raise BenchboxError(f"{task}: metric {metric} is tested by {spec.test!r}, which needs the per-item "
                                         f"column(s) {', '.join(lacking)}; the runs' per-item files lack them")

@@ -25,6 +25,7 @@ from benchbox.encoder import Encoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.identity import cache_key, encoder_record, task_record
+from benchbox.item_checks import check_items
 from benchbox.options import check_number
 from benchbox.store import METRIC_COLUMNS, write_run
 from benchbox.task import (
@@ -173,6 +174,7 @@ def run_tasks(
         ctx.log(f"evaluating {encoder.name} on {task.name}")
         started = time.perf_counter()
         results.append(task.evaluate(encoder, ctx))
+        check_items(task, results[-1])
         elapsed[task.name] = round(time.perf_counter() - started, 3)
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
