@@ -106,8 +106,8 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
             f"{path} exists but is not a benchbox model folder (no {MANIFEST}); give an encoder name "
             f"({', '.join(ENCODERS.names())}) or a training run folder"
         )
-    manifest = Run.open(path).manifest
-    encoder_name = (manifest.get("encoder") or {}).get("name")
+    record = Run.open(path).record
+    encoder_name = record.encoder.name
     if not encoder_name:
         raise BenchboxError(f"{path / MANIFEST} names no encoder: is it an evaluation run, not a model?")
     cls = ENCODERS.get(encoder_name)
@@ -115,8 +115,7 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
         raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
     with encoder_call(encoder_name, f"construction from {path}"):
         encoder = cls.from_path(path, **kwargs)
-    training = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
-    return attach_build(encoder, build_of(encoder, str(path), kwargs, training=training))
+    return attach_build(encoder, build_of(encoder, str(path), kwargs, training=record.config or None))
 
 
 def _what(exc: BaseException) -> str:

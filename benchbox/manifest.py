@@ -86,6 +86,11 @@ class Manifest:
     tasks: dict[str, TaskEntry]
     packages: dict[str, str]
     data_root: str | None
+    #: ``sys.argv`` of the command that wrote the run
+    command: list[str] = field(default_factory=list)
+    #: training runs: the training configuration and the training data (sizes, ``sources`` checksums)
+    config: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def benchbox_version(self) -> str | None:
@@ -117,4 +122,7 @@ class Manifest:
             tasks=tasks,
             packages=dict(_dict(raw.get("packages"))),
             data_root=_text(raw.get("data_root")),
+            command=[str(a) for a in raw["command"]] if isinstance(raw.get("command"), list) else [],
+            config=dict(_dict(raw.get("config"))),
+            data=dict(_dict(raw.get("data"))),
         )
