@@ -144,14 +144,16 @@ def describe_difference(found: list[tuple[str, Any, Any]], limit: int = 3) -> st
 def seed_free(encoder: dict[str, Any]) -> dict[str, Any]:
     """An encoder record without what a seed changes: fingerprint, seed, the seed option's value, the keys of
     its own configuration that name a seed, the training seed (and what does not change a trained model,
-    :data:`TRAINING_NOT_IDENTITY`); for a trained model also its configuration's ``source`` (the training
-    folder, one per seed). Two runs are seeds of one model when these agree."""
+    :data:`TRAINING_NOT_IDENTITY`); for a trained model also the folder it was loaded from (``source``, and its
+    configuration's ``source``: one training folder per seed). Two runs are seeds of one model when these
+    agree."""
     record = {k: v for k, v in encoder.items() if k not in ("fingerprint", "seed")}
     seed_option = record.get("seed_option")
     if isinstance(record.get("options"), dict) and seed_option:
         record["options"] = {k: v for k, v in record["options"].items() if k != seed_option}
     trained = isinstance(record.get("training"), dict)
     if trained:
+        record.pop("source", None)
         record["training"] = {k: v for k, v in record["training"].items() if k not in TRAINING_NOT_IDENTITY}
     if isinstance(record.get("config"), dict):
         record["config"] = {k: v for k, v in record["config"].items()

@@ -17,11 +17,12 @@ import pytest
 
 from benchbox.cache import EmbeddingCache
 from benchbox.compare import compare
+from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.results import leaderboard, load_runs
-from benchbox.sources import resolve_sources, seed_groups
+from benchbox.sources import not_seeds, resolve_sources, seed_groups
 from benchbox.store import MANIFEST, Run
 from benchbox.task import TaskOptions
 from benchbox.tasks.sts_cosine import STSBCosine
@@ -255,3 +256,23 @@ def test_a_study_comparison_and_its_report_agree_verdict_for_verdict(tmp_path):
     report = (tmp_path / "out" / "report.md").read_text()
     assert _appendix_verdicts(report) == rows and len(rows) == 12
     assert "Holm-corrected over every row of every pair compared" in report
+
+
+@pytest.mark.skipif(not (DataRoot().root / "flickr8k" / "Flickr8k.token.txt").is_file(),
+                    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")
+def test_trained_seeds_are_grouped_from_their_runs_alone(tmp_path, empty):
+    """Evaluation runs of char-GRUs trained with seeds 1 and 2 record the training seed and configuration: they
+    group as seeds without --seeds; one trained with another hidden size is named as a different model."""
+    from benchbox.training.config import TrainConfig
+    from benchbox.training.trainer import Trainer
+
+    tiny = dict(encoder="char-gru", dataset="flickr8k", visual="random", epochs=1, cycle_epochs=1,
+                max_captions=160, threads=1)
+    models = [Trainer.from_config(TrainConfig(**tiny, hidden=hidden, seed=seed), tmp_path / f"h{hidden}-s{seed}").run()
+              for hidden, seed in ((12, 1), (12, 2), (16, 1))]
+    runs = [_eval(str(model), tmp_path / "runs", empty) for model in models]
+    encoders = [json.loads((run / MANIFEST).read_text())["encoder"] for run in runs]
+    assert [e["seed"] for e in encoders] == [1, 2, 1] and encoders[0]["training"]["hidden"] == 12
+    sources = resolve_sources([str(r) for r in runs], evaluate=False)
+    assert [sorted(s.path for s in members) for members in seed_groups(sources).values()] == [sorted(runs[:2])]
+    assert any("training.hidden (12 vs 16)" in line for line in not_seeds(sources))
