@@ -83,32 +83,13 @@ def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
 
 
 def test_a_failed_cell_is_reported_and_does_not_stop_the_others(tmp_path):
-    path = _study(tmp_path, "failing", extra='\n[[encoder]]\nname = "glove-bow"\noptions = { vectors = "/nonexistent.txt" }\n')
+    path = _study(tmp_path, "failing", extra='\n[[encoder]]\nname = "glove-bow"\noptions = { vectors = "nonexistent-vectors" }\n')
     result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(path)], capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 1
-    assert "cell 03-glove-bow failed: exit status 2" in result.stdout and "nonexistent" in result.stdout
+    assert "cell 03-glove-bow failed: exit status 2" in result.stdout and "nonexistent-vectors" in result.stdout
     assert (tmp_path / "failing" / "comparison.json").is_file()  # the two good cells were compared
     assert "cells: 2 done, 0 running, 1 failed" in result.stderr
-
-
-def test_bad_study_files(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[study]\ntasks = []\n")
-    with pytest.raises(BenchboxError, match="name the tasks"):
-        load_study(bad)
-    bad.write_text('[study]\ntasks = ["sts"]\n[[encoder]]\nname = "glove-bow"\nseed = 1\n')
-    with pytest.raises(BenchboxError, match="unknown keys seed"):
-        load_study(bad)
-    bad.write_text('[study]\ntasks = ["sts"]\n[[encoder]]\nname = "char-gru"\ntrain = { epoch = 1 }\n')
-    with pytest.raises(BenchboxError, match="unknown train options epoch"):
-        load_study(bad)
-    bad.write_text("[study\n")
-    with pytest.raises(BenchboxError, match="not valid TOML"):
-        load_study(bad)
-    bad.write_text('[study]\ntasks = ["sts"]\n[[encoder]]\nname = "glove-bow"\n')
-    with pytest.raises(BenchboxError, match="at least two encoders"):
-        load_study(bad)
 
 
 def test_study_on_a_local_ray_instance_gives_the_local_pool_numbers(tmp_path):

@@ -1,0 +1,111 @@
+"""What a person sees of a running study: plain progress lines, a live table of its cells, and its status.
+
+The cells' states come from their folders alone (:func:`benchbox.study_cells.cell_state`), so the live table,
+``benchbox study FILE --status`` from another shell and a study running on Ray all read the same thing. On a
+terminal the table is a rich ``Live`` display on stderr; otherwise (a log file) a plain line comes at the steady
+interval of :class:`benchbox.console.Heartbeat`. The ETA is the mean duration of the finished cells times the
+rounds of ``jobs`` cells still to run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rich.live import Live
+from rich.table import Table
+
+from benchbox.console import Heartbeat, err
+from benchbox.study_cells import cell_folder, cell_state
+
+if TYPE_CHECKING:
+    from benchbox.study import Study
+
+#: the states of a cell, in the order the table counts them
+STATES = ("queued", "training", "evaluating", "stopped", "done", "failed")
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class Progress:
+    """The durations of the finished cells (for the ETA) and the plain progress lines: one when a cell finishes,
+    and one whenever :class:`Heartbeat` says so."""
+
+    def __init__(self, jobs: int, heartbeat: Heartbeat, log: Callable[[str], None]) -> None:
+        self.jobs, self.heartbeat, self.log = jobs, heartbeat, log
+        self.started = heartbeat.clock()
+        self.durations: list[float] = []
+
+    def finished(self, seconds: Any) -> None:
+        """A cell finished (or was found done) after ``seconds`` (ignored unless a number)."""
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            self.durations.append(float(seconds))
+
+    def eta(self, left: int) -> str:
+        """``, ETA about ... (mean cell ...)`` for ``left`` cells still to run, once a cell has finished."""
+        if not (self.durations and left):
+            return ""
+        mean = sum(self.durations) / len(self.durations)
+        return f", ETA about {minutes(mean * math.ceil(left / max(1, min(self.jobs, left))))} (mean cell {minutes(mean)})"
+
+    def line(self, done: int, running: int, failed: int, queued: int) -> str:
+        text = f"cells: {done} done, {running} running, {failed} failed" + (f", {queued} queued" if queued else "")
+        return text + f"; {minutes(self.heartbeat.clock() - self.started)} elapsed" + self.eta(running + queued)
+
+    def update(self, done: int, running: int, failed: int, queued: int, *, finished: bool) -> None:
+        if self.heartbeat.due() or finished:
+            self.log(self.line(done, running, failed, queued))
+
+
+def cell_rows(study: Study, running: bool, now: float | None = None) -> list[dict[str, Any]]:
+    """One row per cell: name, seed, state and elapsed seconds. A cell caught mid-way while no study runs
+    (``running`` False) is ``stopped``."""
+    now = time.time() if now is None else now
+    rows = []
+    for cell in study.cells:
+        if cell.run is not None:
+            rows.append({"cell": cell.name, "seed": None, "state": "done", "seconds": None})
+            continue
+        state = cell_state(cell_folder(study.out, cell.name))
+        name = state["state"]
+        if name in ("training", "evaluating") and not running:
+            name = "stopped"
+        seconds = state["seconds"]
+        if seconds is None and state["since"] is not None and name in ("training", "evaluating"):
+            seconds = now - state["since"]
+        rows.append({"cell": cell.name, "seed": cell.seed, "state": name, "seconds": seconds})
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """``cells: 2 done, 1 evaluating, 3 queued`` over the states present."""
+    counts = {s: sum(r["state"] == s for r in rows) for s in STATES}
+    return "cells: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+
+
+def cells_table(study: Study, running: bool, progress: Progress | None = None) -> Table:
+    """The cells as a rich table, with the summary (and the ETA, while the study runs) as its caption."""
+    rows = cell_rows(study, running)
+    table = Table(title=f"study {study.path}", caption=summary(rows), caption_justify="left")
+    for column in ("cell", "seed", "state", "elapsed"):
+        table.add_column(column, justify="right" if column in ("seed", "elapsed") else "left")
+    for row in rows:
+        elapsed = "" if row["seconds"] is None else minutes(float(row["seconds"]))
+        table.add_row(row["cell"], "" if row["seed"] is None else str(row["seed"]), row["state"], elapsed)
+    if progress is not None:
+        left = sum(r["state"] in ("queued", "training", "evaluating") for r in rows)
+        table.caption += f"; {minutes(progress.heartbeat.clock() - progress.started)} elapsed{progress.eta(left)}"
+    return table
+
+
+@contextmanager
+def live_table(study: Study, progress: Progress) -> Iterator[None]:
+    """A live table of the cells on stderr (a terminal) while the ``with`` block runs, refreshed every second."""
+    with Live(get_renderable=lambda: cells_table(study, True, progress), console=err, refresh_per_second=1,
+              transient=False):
+        yield
