@@ -173,14 +173,14 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
     and its seed. Raises :class:`CellFailed` (after writing ``failed.json``) or :class:`CellStopped`."""
     if cell.run is not None:
         return {"cell": cell.name, "run": cell.run}
+    if processes is not None and processes.stopped.is_set():  # a queued cell after a stop: never started
+        raise CellStopped(cell.name)
     folder = cell_folder(study.out, cell.name)
     started = time.time()
     wipe(folder)  # an interrupted cell restarts from the beginning (a Ray retry too)
     folder.mkdir(parents=True)
     with open(folder / LOG, "w", encoding="utf-8") as log:
         for stage, command in cell_commands(cell, study, folder):
-            if processes is not None and processes.stopped.is_set():
-                raise CellStopped(cell.name)
             mark_stage(folder, stage, started)
             log.write("$ " + shlex.join(command) + "\n")
             log.flush()

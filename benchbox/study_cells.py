@@ -57,18 +57,18 @@ class CellFailed(Exception):
 
 def safe_name(text: str) -> str:
     """``text`` as a folder name: runs of anything but letters, digits, ``.``, ``_`` and ``-`` become one ``-``,
-    no leading dot or dash, at most 120 characters."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", text).lstrip(".-")[:120].rstrip(".-")
+    so do runs of dots and dashes (``..`` never survives); no leading or trailing dot or dash, at most 120
+    characters."""
+    name = re.sub(r"[-.]{2,}", "-", re.sub(r"[^A-Za-z0-9._-]+", "-", text)).strip(".-")[:120].rstrip(".-")
     return name or "cell"
 
 
 def cell_folder(out: Path, name: str) -> Path:
-    """``<out>/cells/<name>``, refusing a name that is not :data:`SAFE` or a folder that resolves elsewhere."""
-    cells = out / "cells"
-    folder = cells / name
-    if not SAFE.fullmatch(name) or name in (".", "..") or folder.resolve().parent != cells.resolve():
-        raise BenchboxError(f"cell name {name!r} would leave {cells}: refused")
-    return folder
+    """``<out>/cells/<name>``, refusing a name that is not :data:`SAFE` (one path component, never ``.``/``..``).
+    A link found there is removed by :func:`wipe`, never followed."""
+    if not SAFE.fullmatch(name):
+        raise BenchboxError(f"cell name {name!r} would leave {out / 'cells'}: refused")
+    return out / "cells" / name
 
 
 def wipe(folder: Path) -> None:
