@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import socket
 import sys
 import threading
 import time
@@ -236,6 +237,7 @@ def connect_ray(address: str) -> Any:
         import ray
     except ImportError:
         raise BenchboxError("--ray needs Ray: pip install 'benchbox[ray]'") from None
+    _reachable(address)
     try:
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
     except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, its own ...
@@ -243,6 +245,23 @@ def connect_ray(address: str) -> Any:
         raise BenchboxError(f"cannot connect to the Ray cluster at {address}: {reason} (is `ray start --head` "
                             "running there, and is the address host:port of its GCS?)") from None
     return ray
+
+
+#: seconds to wait for the Ray cluster's port to answer (Ray itself retries for minutes)
+RAY_CONNECT_SECONDS = 10.0
+
+
+def _reachable(address: str) -> None:
+    """Refuse, in one line and within :data:`RAY_CONNECT_SECONDS`, a ``HOST:PORT`` (or ``ray://HOST:PORT``)
+    that accepts no connection; other forms (``auto``) are left to Ray."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not (colon and host and port.isdigit()):
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise BenchboxError(f"cannot connect to the Ray cluster at {address}: {exc.strerror or exc} (is `ray start "
+                            "--head` running there, and is the address host:port of its GCS?)") from None
 
 
 def _ray_tasks(cells: list[Cell], study: Study, ray: Any, wait_seconds: float,

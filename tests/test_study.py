@@ -122,7 +122,7 @@ def test_a_study_logs_progress_while_cells_run(tmp_path, monkeypatch):
 
     release = threading.Event()
 
-    def fake_cell(cell, study):
+    def fake_cell(cell, study, processes=None):
         if cell.name == "slow":
             assert release.wait(timeout=60), "no progress line while the slow cell ran"
         return {"cell": cell.name, "run": str(tmp_path / cell.name), "seconds": 120.0}
