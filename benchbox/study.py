@@ -137,7 +137,9 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     head = spec.study
     out_dir = Path(out) if out else path.parent / (head.out or path.stem)
     data_dir = str((path.parent / head.data_dir).expanduser().resolve()) if head.data_dir else None
-    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or os.cpu_count() or 1, data_dir)
+    from benchbox.threads import cpu_count
+
+    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir)
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
@@ -169,6 +171,16 @@ def train_flags(key: str, value: Scalar) -> list[str]:
     return [f"--{key}", str(value)]
 
 
+def cell_threads(jobs: int) -> int:
+    """The CPU threads of each cell on the local pool: this machine's CPUs shared among the ``jobs`` cells that run
+    at once, at least 1. Without it each cell's torch and BLAS take every core (:mod:`benchbox.threads`), and
+    ``jobs`` cells oversubscribe the machine. An ``OMP_NUM_THREADS`` set by the user, or a train table's
+    ``threads``, wins; on Ray each task's one CPU is Ray's to set."""
+    from benchbox.threads import cpu_count
+
+    return max(1, cpu_count() // jobs)
+
+
 def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> dict[str, Any]:
     """Run one cell to completion in a clean folder; returns its ``done.json`` record, with the seconds it took
     and its seed. Raises :class:`CellFailed` (after writing ``failed.json``) or :class:`CellStopped`."""
@@ -177,6 +189,8 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
     if processes is not None and processes.stopped.is_set():  # a queued cell after a stop: never started
         raise CellStopped(cell.name)
     folder = cell_folder(study.out, cell.name)
+    env = None if processes is None or "OMP_NUM_THREADS" in os.environ else \
+        {**os.environ, "OMP_NUM_THREADS": str(cell_threads(study.jobs))}
     started = time.time()
     wipe(folder)  # an interrupted cell restarts from the beginning (a Ray retry too)
     folder.mkdir(parents=True)
@@ -185,7 +199,7 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
             mark_stage(folder, stage, started)
             log.write("$ " + shlex.join(command) + "\n")
             log.flush()
-            code = run_command(command, log, processes)
+            code = run_command(command, log, processes, env)
             if processes is not None and processes.stopped.is_set():
                 raise CellStopped(cell.name)
             if code != 0:

@@ -195,11 +195,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_command(command: list[str], log: Any, processes: Processes | None) -> int:
-    """Run one command of a cell in its own session, output to ``log``; returns its exit status. When the wait is
-    interrupted (a Ray task cancelled: KeyboardInterrupt) the group is stopped before the exception goes on."""
+def run_command(command: list[str], log: Any, processes: Processes | None, env: dict[str, str] | None = None) -> int:
+    """Run one command of a cell in its own session, output to ``log``, in ``env`` (None: this process's); returns
+    its exit status. When the wait is interrupted (a Ray task cancelled: KeyboardInterrupt) the group is stopped
+    before the exception goes on."""
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                               preexec_fn=_die_with_parent)
+                               preexec_fn=_die_with_parent, env=env)
     if processes is not None:
         processes.add(process)
     try:

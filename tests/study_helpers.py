@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,3 +85,15 @@ def comparison(folder: Path) -> dict:
     data = json.loads((folder / "comparison.json").read_text())
     text = json.dumps({"comparisons": data["comparisons"], "models": data["models"]})
     return json.loads(re.sub(r"/\d{8}-\d{6}-[\w-]+?-[0-9a-f]{6}", "/<run>", text))
+
+
+@contextmanager
+def stopped_at_the_end(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """``process`` (a study), sent SIGTERM and waited for if it still runs when the block ends (a failed
+    assertion must not leave a gated study waiting forever)."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=120)

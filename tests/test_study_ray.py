@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.study_helpers import GATED, comparison, env, evaluating, processes, study, wait_for
+from tests.study_helpers import GATED, comparison, env, evaluating, processes, stopped_at_the_end, study, wait_for
 
 ray = pytest.importorskip("ray")
 
@@ -61,33 +61,35 @@ def test_a_worker_killed_mid_cell_is_retried_and_the_study_gives_the_local_numbe
     assert local.returncode == 0, output
     gate.unlink()
     process = study(tmp_path, "onray", gate, "--ray", cluster)
-    cell = tmp_path / "onray" / "cells" / GATED
-    wait_for(lambda: evaluating(cell), process, "the gated cell's evaluation on Ray")
-    worker = json.loads((cell / "stage.json").read_text())["pid"]
-    children = processes(cell)
-    os.kill(worker, signal.SIGKILL)  # the Ray worker running the cell dies; its `benchbox eval` goes with it
-    deadline = time.monotonic() + 60
-    while any(os.path.exists(f"/proc/{pid}") for pid in children):
-        assert time.monotonic() < deadline, "the killed worker's benchbox eval outlived it"
-        time.sleep(0.1)
-    wait_for(lambda: evaluating(cell) and json.loads((cell / "stage.json").read_text())["pid"] != worker, process,
-             "Ray's retry of the cell")
-    gate.touch()
-    output, _ = process.communicate(timeout=400)
-    assert process.returncode == 0, output
-    assert comparison(tmp_path / "onray") == comparison(tmp_path / "local")
+    with stopped_at_the_end(process):
+        cell = tmp_path / "onray" / "cells" / GATED
+        wait_for(lambda: evaluating(cell), process, "the gated cell's evaluation on Ray")
+        worker = json.loads((cell / "stage.json").read_text())["pid"]
+        children = processes(cell)
+        os.kill(worker, signal.SIGKILL)  # the Ray worker running the cell dies; its `benchbox eval` goes with it
+        deadline = time.monotonic() + 60
+        while any(os.path.exists(f"/proc/{pid}") for pid in children):
+            assert time.monotonic() < deadline, "the killed worker's benchbox eval outlived it"
+            time.sleep(0.1)
+        wait_for(lambda: evaluating(cell) and json.loads((cell / "stage.json").read_text())["pid"] != worker, process,
+                 "Ray's retry of the cell")
+        gate.touch()
+        output, _ = process.communicate(timeout=400)
+        assert process.returncode == 0, output
+        assert comparison(tmp_path / "onray") == comparison(tmp_path / "local")
 
 
 def test_ctrl_c_cancels_the_ray_tasks_and_their_processes(tmp_path, cluster, gate):
     if gate.exists():
         gate.unlink()
     process = study(tmp_path, "s", gate, "--ray", cluster)
-    cell = tmp_path / "s" / "cells" / GATED
-    wait_for(lambda: evaluating(cell), process, "the gated cell's evaluation on Ray")
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=120)
-    assert process.returncode == 130, output
-    assert "interrupted by SIGINT" in output and "Traceback" not in output
-    assert not processes(cell)
-    assert not (tmp_path / "s" / "comparison.json").exists()
-    gate.touch()
+    with stopped_at_the_end(process):
+        cell = tmp_path / "s" / "cells" / GATED
+        wait_for(lambda: evaluating(cell), process, "the gated cell's evaluation on Ray")
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=120)
+        assert process.returncode == 130, output
+        assert "interrupted by SIGINT" in output and "Traceback" not in output
+        assert not processes(cell)
+        assert not (tmp_path / "s" / "comparison.json").exists()
+        gate.touch()
