@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Group
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from benchbox.console import Heartbeat, err
 from benchbox.study_cells import cell_folder, cell_state
@@ -88,19 +90,20 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "cells: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
 
 
-def cells_table(study: Study, running: bool, progress: Progress | None = None) -> Table:
-    """The cells as a rich table, with the summary (and the ETA, while the study runs) as its caption."""
+def cells_table(study: Study, running: bool, progress: Progress | None = None) -> Group:
+    """The cells as a rich table, then the summary line (with the ETA, while the study runs)."""
     rows = cell_rows(study, running)
-    table = Table(title=f"study {study.path}", caption=summary(rows), caption_justify="left")
+    table = Table(title=f"study {study.path.name}", title_justify="left")
     for column in ("cell", "seed", "state", "elapsed"):
         table.add_column(column, justify="right" if column in ("seed", "elapsed") else "left")
     for row in rows:
         elapsed = "" if row["seconds"] is None else minutes(float(row["seconds"]))
         table.add_row(row["cell"], "" if row["seed"] is None else str(row["seed"]), row["state"], elapsed)
+    line = summary(rows)
     if progress is not None:
         left = sum(r["state"] in ("queued", "training", "evaluating") for r in rows)
-        table.caption += f"; {minutes(progress.heartbeat.clock() - progress.started)} elapsed{progress.eta(left)}"
-    return table
+        line += f"; {minutes(progress.heartbeat.clock() - progress.started)} elapsed{progress.eta(left)}"
+    return Group(table, Text(line))
 
 
 @contextmanager
