@@ -151,8 +151,8 @@ def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, lis
     if cell.train:
         flags = [x for k, v in cell.train.items() for x in train_flags(k, v)]
         seed = ["--seed", str(cell.seed)] if cell.seed is not None else []
-        commands.append(("training", [*base, "train", cell.encoder, *flags, *seed, *data,
-                                      "--out", str(folder / "train"), "-q"]))
+        commands.append(("training", [*base, "train", cell.encoder, *flags, *seed, *data,  # its progress lines go to
+                                      "--out", str(folder / "train")]))                # the log: the table's ETA
         target = str(folder / "train")
     options = dict(cell.options)
     if cell.seed_option is not None:

@@ -3,16 +3,19 @@
 The cells' states come from their folders alone (:func:`benchbox.study_cells.cell_state`), so the live table,
 ``benchbox study FILE --status`` from another shell and a study running on Ray all read the same thing. On a
 terminal the table is a rich ``Live`` display on stderr; otherwise (a log file) a plain line comes at the steady
-interval of :class:`benchbox.console.Heartbeat`. The ETA is the mean duration of the finished cells times the
-rounds of ``jobs`` cells still to run.
+interval of :class:`benchbox.console.Heartbeat`. The study's ETA is the mean duration of the finished cells times
+the rounds of ``jobs`` cells still to run; a cell that trains shows the share of its steps done and its training's
+ETA at that pace, from the progress lines ``benchbox train`` writes into the cell's log.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -21,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.console import Heartbeat, err
-from benchbox.study_cells import cell_folder, cell_state
+from benchbox.study_cells import LOG, cell_folder, cell_state
 
 if TYPE_CHECKING:
     from benchbox.study import Study
@@ -64,23 +67,44 @@ class Progress:
             self.log(self.line(done, running, failed, queued))
 
 
+#: a training progress line of ``benchbox train`` in a cell's log (:class:`benchbox.training.progress.TrainingProgress`)
+STEP = re.compile(r"^step (\d+)/(\d+) ", re.MULTILINE)
+
+
+def training_done(folder: Path) -> float | None:
+    """The share of its steps that a cell's training has done, from the last progress line of its log."""
+    try:
+        with open(folder / LOG, "rb") as log:
+            log.seek(max(0, log.seek(0, 2) - 8192))
+            tail = log.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    steps = STEP.findall(tail)
+    return int(steps[-1][0]) / int(steps[-1][1]) if steps and int(steps[-1][1]) else None
+
+
 def cell_rows(study: Study, running: bool, now: float | None = None) -> list[dict[str, Any]]:
-    """One row per cell: name, seed, state and elapsed seconds. A cell caught mid-way while no study runs
+    """One row per cell: name, seed, state, elapsed seconds, and for a cell training, the share of its steps done
+    and the seconds its training still needs at that pace (``eta``). A cell caught mid-way while no study runs
     (``running`` False) is ``stopped``."""
     now = time.time() if now is None else now
     rows = []
     for cell in study.cells:
         if cell.run is not None:
-            rows.append({"cell": cell.name, "seed": None, "state": "done", "seconds": None})
+            rows.append({"cell": cell.name, "seed": None, "state": "done", "seconds": None, "done": None, "eta": None})
             continue
-        state = cell_state(cell_folder(study.out, cell.name))
+        folder = cell_folder(study.out, cell.name)
+        state = cell_state(folder)
         name = state["state"]
         if name in ("training", "evaluating") and not running:
             name = "stopped"
         seconds = state["seconds"]
         if seconds is None and state["since"] is not None and name in ("training", "evaluating"):
             seconds = now - state["since"]
-        rows.append({"cell": cell.name, "seed": cell.seed, "state": name, "seconds": seconds})
+        done = training_done(folder) if name == "training" else None
+        eta = seconds * (1 - done) / done if done and seconds is not None else None
+        rows.append({"cell": cell.name, "seed": cell.seed, "state": name, "seconds": seconds, "done": done,
+                     "eta": eta})
     return rows
 
 
@@ -94,11 +118,13 @@ def cells_table(study: Study, running: bool, progress: Progress | None = None) -
     """The cells as a rich table, then the summary line (with the ETA, while the study runs)."""
     rows = cell_rows(study, running)
     table = Table(title=f"study {study.path.name}", title_justify="left")
-    for column in ("cell", "seed", "state", "elapsed"):
-        table.add_column(column, justify="right" if column in ("seed", "elapsed") else "left")
+    for column in ("cell", "seed", "state", "elapsed", "training ETA"):
+        table.add_column(column, justify="left" if column in ("cell", "state") else "right")
     for row in rows:
         elapsed = "" if row["seconds"] is None else minutes(float(row["seconds"]))
-        table.add_row(row["cell"], "" if row["seed"] is None else str(row["seed"]), row["state"], elapsed)
+        state = row["state"] + (f" {row['done']:.0%}" if row["done"] is not None else "")
+        eta = "" if row["eta"] is None else minutes(row["eta"])
+        table.add_row(row["cell"], "" if row["seed"] is None else str(row["seed"]), state, elapsed, eta)
     line = summary(rows)
     if progress is not None:
         left = sum(r["state"] in ("queued", "training", "evaluating") for r in rows)

@@ -3,6 +3,7 @@ alone (issue #25)."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -31,6 +32,8 @@ def _markers(study: Study) -> None:
     write_json(cells / "done" / "done.json", {"run": str(run), "seconds": 125.0})
     write_json(cells / "failed" / "failed.json", {"reason": "exit status 2", "since": now - 10, "seconds": 10.0})
     write_json(cells / "training" / "stage.json", {"stage": "training", "since": now - 30})
+    (cells / "training" / "log.txt").write_text("$ benchbox train ...\nstep 10/40 epoch 1 loss 0.5\n"
+                                                "step 20/80 epoch 1 loss 0.4 lr 1e-3 5.0 captions/s eta 1.0 min\n")
     write_json(cells / "evaluating" / "stage.json", {"stage": "evaluating", "since": now - 200})
 
 
@@ -41,6 +44,7 @@ def test_each_state_comes_from_the_cells_folder(tmp_path):
     assert {name: r["state"] for name, r in rows.items()} == {
         "done": "done", "failed": "failed", "training": "training", "evaluating": "evaluating", "queued": "queued"}
     assert rows["done"]["seconds"] == 125.0 and 29 <= rows["training"]["seconds"] < 100
+    assert rows["training"]["done"] == 0.25 and 87 <= rows["training"]["eta"] < 300  # 3 × its 30 s so far
     stopped = {r["cell"]: r["state"] for r in cell_rows(study, running=False)}
     assert stopped["training"] == stopped["evaluating"] == "stopped"  # caught mid-way, and no study runs
 
@@ -52,7 +56,9 @@ def test_the_table_lists_every_cell_with_its_state_and_elapsed_time(tmp_path):
     console.print(cells_table(study, running=True))
     text = console.export_text()
     assert "cells: 1 queued, 1 training, 1 evaluating, 1 done, 1 failed" in text
-    assert "2 min" in text and "3 min" in text and "30 s" in text
+    rows = {line.split()[1]: line for line in text.splitlines() if line.startswith("│")}
+    assert "2 min" in rows["done"] and "3 min" in rows["evaluating"]
+    assert re.search(r"training 25% +│ +30 s +│ +2 min", rows["training"])  # 90 s to go at its pace
 
 
 def test_a_corrupt_marker_reads_as_not_started(tmp_path):
