@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.errors import BenchboxError
-from benchbox.study import load_study
 
 STUDY = """
 [study]

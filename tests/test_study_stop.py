@@ -112,3 +112,25 @@ def test_a_corrupt_done_marker_redoes_the_cell_with_one_line(tmp_path):
         read_done(folder)[1].startswith("its done.json is unreadable")
     (folder / "done.json").write_text('{"run": "/nonexistent/run"}')
     assert read_done(folder) == (None, "the run its done.json names is gone (/nonexistent/run)")
+
+
+def test_a_study_redoes_a_cell_whose_done_marker_is_corrupt_and_says_so_in_one_line(tmp_path, monkeypatch):
+    """A corrupt `done.json` once ended the study in a traceback."""
+    from benchbox import study as study_module
+
+    ran = []
+
+    def fake_cell(cell, study, processes=None):
+        ran.append(cell.name)
+        return {"cell": cell.name, "run": str(tmp_path / cell.name), "seconds": 1.0}
+
+    monkeypatch.setattr(study_module, "run_cell", fake_cell)
+    monkeypatch.setattr(study_module, "_compare_and_report", lambda *args: {})
+    cells = [study_module.Cell("01-a", "glove-bow"), study_module.Cell("02-b", "glove-bow")]
+    study = study_module.Study(tmp_path / "s.toml", tmp_path / "s", ["stsb-cosine"], cells, None, 1, None)
+    (tmp_path / "s" / "cells" / "01-a").mkdir(parents=True)
+    (tmp_path / "s" / "cells" / "01-a" / "done.json").write_text('{"run": ')
+    lines = []
+    study_module.run_study(study, log=lines.append)
+    assert ran == ["01-a", "02-b"]
+    assert "cell 01-a: its done.json is unreadable (JSONDecodeError); it is run again" in lines
