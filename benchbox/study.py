@@ -65,7 +65,7 @@ from benchbox.store import MANIFEST
 from benchbox.study_cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
 from benchbox.study_progress import Progress, live_table
-from benchbox.study_schema import Scalar, check_meaning, read_study_file
+from benchbox.study_schema import Scalar, beside, check_meaning, read_study_file
 
 #: times Ray runs a cell again when the worker running it dies (a lost node, a killed process)
 RAY_RETRIES = 2
@@ -109,13 +109,15 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                check_train: Callable[[str, dict[str, Scalar]], None] | None = None) -> Study:
     """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options)``
     checks a ``train`` table against ``benchbox train ENCODER``'s own options (the command line supplies it)."""
+    from benchbox.threads import cpu_count
+
     path = Path(path)
     spec = read_study_file(path)
     seed_options = check_meaning(path, spec)
     cells: list[Cell] = []
     for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
         if entry.run is not None:
-            run = (path.parent / entry.run).resolve()
+            run = beside(path, entry.run).resolve()
             cells.append(Cell(safe_name(f"run-{i}-{run.name}"), run.name, run=str(run)))
             continue
         if entry.train is not None and check_train is not None:
@@ -135,10 +137,8 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     if len(cells) < 2:
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
-    out_dir = Path(out) if out else path.parent / (head.out or path.stem)
-    data_dir = str((path.parent / head.data_dir).expanduser().resolve()) if head.data_dir else None
-    from benchbox.threads import cpu_count
-
+    out_dir = Path(out) if out else beside(path, head.out or path.stem)
+    data_dir = str(beside(path, head.data_dir).resolve()) if head.data_dir else None
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir)
 
 

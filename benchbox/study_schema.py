@@ -154,6 +154,11 @@ def read_study_file(path: Path) -> StudyFile:
         raise BenchboxError(_one_line(path, min(errors, key=lambda e: e["type"] != "extra_forbidden"))) from None
 
 
+def beside(path: Path, value: str) -> Path:
+    """A path written in the study file ``path`` (``~`` expanded), relative to the file's folder."""
+    return path.parent / Path(value).expanduser()
+
+
 def check_meaning(path: Path, spec: StudyFile) -> list[str | None]:
     """What the schema cannot check alone (module docstring): tasks, encoders and their options, files, seeds and
     the baseline; raises a one-line :class:`BenchboxError` naming the file and the key. Returns, for each
@@ -166,7 +171,7 @@ def check_meaning(path: Path, spec: StudyFile) -> list[str | None]:
             TASKS.resolve(name)
         except BenchboxError as exc:
             raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
-    if spec.study.data_dir is not None and not (path.parent / spec.study.data_dir).expanduser().is_dir():
+    if spec.study.data_dir is not None and not beside(path, spec.study.data_dir).is_dir():
         raise BenchboxError(f"{path}: [study] data-dir = {spec.study.data_dir!r} is not an existing folder "
                             f"(relative to {path.parent})")
     models, seed_options = [], []
@@ -193,7 +198,7 @@ def _check_entry(path: Path, where: str, entry: EncoderEntry) -> tuple[str, str 
         extra = [k for k in ("seeds", "train") if getattr(entry, k) is not None] + (["options"] if entry.options else [])
         if extra:
             raise BenchboxError(f"{path}: {where}: {', '.join(extra)} do not apply to a run, which is used as it is")
-        run = (path.parent / entry.run).resolve()
+        run = beside(path, entry.run).resolve()
         if not (run / MANIFEST).is_file():
             raise BenchboxError(f"{path}: {where} run = {entry.run!r}: {run} is not a benchbox run (no {MANIFEST})")
         return run.name, None
