@@ -1,5 +1,6 @@
 """``benchbox study``: a real two-cell study (GloVe-BOW cased vs uncased lookup on the embedded STS-B and SICK),
-interrupted by SIGKILL and resumed without redoing the finished cell; failures and bad files."""
+interrupted by SIGKILL and resumed without redoing the finished cell; failures; progress lines. Bad study files:
+test_study_schema.py; stopping and resuming: test_study_stop.py; Ray: test_study_ray.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 
 STUDY = """
@@ -88,24 +88,6 @@ def test_a_failed_cell_is_reported_and_does_not_stop_the_others(tmp_path):
     assert "cell 03-glove-bow failed: exit status 2" in result.stdout and "nonexistent-vectors" in result.stdout
     assert (tmp_path / "failing" / "comparison.json").is_file()  # the two good cells were compared
     assert "cells: 2 done, 0 running, 1 failed" in result.stderr
-
-
-def test_study_on_a_local_ray_instance_gives_the_local_pool_numbers(tmp_path):
-    """A Ray cluster started here (2 CPUs), the study sent to it with --ray ADDRESS from another process."""
-    ray = pytest.importorskip("ray")
-    local = _study(tmp_path, "local")
-    assert _finished(_run(local)) == 0
-    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        path = _study(tmp_path, "onray")
-        result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(path), "--ray",
-                                 context.address_info["address"]], capture_output=True, text=True, timeout=400)
-    finally:
-        ray.shutdown()
-    assert result.returncode == 0, result.stdout + result.stderr
-    one, two = (json.loads((tmp_path / n / "comparison.json").read_text()) for n in ("local", "onray"))
-    assert one["comparisons"] == two["comparisons"] and one["claims"] == two["claims"]
-    assert {p.name for p in (tmp_path / "onray" / "cells").iterdir()} == {"01-glove-bow", "02-glove-bow"}
 
 
 def test_a_study_logs_progress_while_cells_run(tmp_path, monkeypatch):
