@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-
-
 STUDY = """
 [study]
 tasks = ["stsb-cosine", "sickr-cosine"]
