@@ -15,10 +15,6 @@ from benchbox.options import AT_LEAST_1
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 
-#: what a click parse error is (typer vendors click: its UsageError's base, reached through a public name)
-ClickException = typer.BadParameter.__mro__[2]
-
-
 def train_command(encoder: str) -> Any:
     """The click command of ``benchbox train ENCODER`` (the same one the cell will run)."""
     from benchbox.commands import train_char_rnn, train_infersent
@@ -49,7 +45,7 @@ def check_train(encoder: str, options: dict[str, Any]) -> None:
     args = [x for k, v in options.items() for x in train_flags(k, v)]
     try:
         context = command.make_context(f"benchbox train {encoder}", args, resilient_parsing=False)
-    except ClickException as exc:
+    except typer.TyperException as exc:  # click's parse errors (typer vendors click)
         raise BenchboxError(" ".join(exc.format_message().split())) from None
     if encoder in ARCHITECTURES:  # the checks across options (--visual features needs --features ...)
         names = {f.name for f in fields(TrainConfig)} - {"eval_semantic"}
