@@ -1,16 +1,26 @@
-"""``benchbox study`` wall time with the local pool (``--jobs N``) vs one cell at a time (``--jobs 1``).
+"""``benchbox study`` wall time: the local pool (``--jobs N``) vs one cell at a time (``--jobs 1``), and the Ray
+path's overhead per cell, in one run.
 
-Run: ``python benchmarks/bench_study.py [STUDY.toml] [--jobs N] [--repeats R]``. Without a study file, a small
-built-in study: four GloVe-BOW cells (cased / uncased lookup × two SICK/STS-B task orders) on the embedded
-STS-B and SICK, so it runs anywhere; pass the README's worked study for the real figure. Each run starts from
-an empty study folder (and its own embedding cache, so that no run profits from another's encodings); the
-figures are medians over the repeats and the ratio serial / pool.
+Run: ``python benchmarks/bench_study.py [STUDY.toml] [--jobs N] [--repeats R] [--no-ray]``. Without a study
+file, a small built-in study: four GloVe-BOW cells (cased / uncased lookup × two vector spellings) on the
+embedded STS-B and SICK, so it runs anywhere; pass the README's worked study for the real figure. Each run
+starts from an empty study folder and its own embedding cache (no run profits from another's encodings), and
+its environment has no ``OMP_NUM_THREADS``: the study sets each cell's threads itself, as it does for a user.
+
+Each study's time is split, from its cells' markers, into the part before the first cell starts (loading and
+checking the study), the cells (first start to last ``done.json``: what the pool parallelises) and the part
+after (compare and report, once per study); the CPU time of the study and its cells (user + system) shows whether
+the pool adds work or only waits for cores (on a shared machine, other jobs take some). The Ray path runs the same study with ``--ray`` on a local Ray
+instance of N CPUs started here (its start is not counted); its overhead per cell is its extra wall time over
+the pool, divided by the number of cells. Figures are medians over the repeats.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,12 +50,35 @@ options = { lowercase = "false", vectors = "glove-6b-50d" }
 """
 
 
-def timed(study: Path, jobs: int, work: Path) -> float:
-    env = {**os.environ, "BENCHBOX_CACHE": str(work / "cache"), "OMP_NUM_THREADS": "1"}
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "benchbox", "study", str(study), "--out", str(work / "study"),
-                    "--jobs", str(jobs), "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+def timed(study: Path, work: Path, args: list[str]) -> dict[str, float]:
+    """One study from scratch: its wall time, and the time before, during and after its cells."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env["BENCHBOX_CACHE"] = str(work / "cache")
+    start, cpu = time.time(), _children_cpu()
+    subprocess.run([sys.executable, "-m", "benchbox", "study", str(study), "--out", str(work / "study"), "-q", *args],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    end, cpu = time.time(), _children_cpu() - cpu
+    cells = [c for c in (work / "study" / "cells").iterdir()]
+    first = min(json.loads((c / "stage.json").read_text())["since"] for c in cells)
+    last = max((c / "done.json").stat().st_mtime for c in cells)
+    return {"total": end - start, "before": first - start, "cells": last - first, "after": end - last,
+            "cpu": cpu, "n": len(cells)}
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes (the study and, through it, its cells)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def median(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def line(name: str, runs: list[dict[str, float]]) -> str:
+    return (f"{name:<28} total {median(runs, 'total'):5.1f} s = before cells {median(runs, 'before'):4.1f} + cells "
+            f"{median(runs, 'cells'):5.1f} + compare/report {median(runs, 'after'):4.1f}; CPU {median(runs, 'cpu'):5.1f} s  (totals: "
+            f"{', '.join(format(r['total'], '.1f') for r in runs)})")
 
 
 def main() -> None:
@@ -53,21 +86,41 @@ def main() -> None:
     parser.add_argument("study", nargs="?", type=Path)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-ray", action="store_true", help="Skip the Ray path.")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        study = args.study
-        if study is None:
-            study = Path(tmp) / "study.toml"
-            study.write_text(BUILT_IN)
-        times: dict[int, list[float]] = {1: [], args.jobs: []}
-        for repeat in range(args.repeats):
-            for jobs in times:
-                times[jobs].append(timed(study.resolve(), jobs, Path(tmp) / f"{jobs}-{repeat}"))
-        serial, pool = statistics.median(times[1]), statistics.median(times[args.jobs])
-        print(f"study: {args.study or 'built-in (4 GloVe-BOW cells, stsb-cosine + sickr-cosine)'}")
-        print(f"one cell at a time (--jobs 1):  median {serial:.1f} s over {args.repeats} runs {times[1]}")
-        print(f"local pool (--jobs {args.jobs}):        median {pool:.1f} s over {args.repeats} runs {times[args.jobs]}")
-        print(f"speed-up serial / pool: {serial / pool:.2f}x on {os.cpu_count()} CPU(s)")
+    ray_address = None
+    if not args.no_ray:
+        import ray
+
+        ray_address = ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False).address_info["address"]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            study = args.study
+            if study is None:
+                study = Path(tmp) / "study.toml"
+                study.write_text(BUILT_IN)
+            modes = {"one cell at a time (--jobs 1)": ["--jobs", "1"], f"local pool (--jobs {args.jobs})": ["--jobs", str(args.jobs)]}
+            if ray_address:
+                modes[f"Ray ({args.jobs} CPUs)"] = ["--ray", ray_address]
+            times: dict[str, list[dict[str, float]]] = {name: [] for name in modes}
+            for repeat in range(args.repeats):
+                for i, (name, extra) in enumerate(modes.items()):
+                    times[name].append(timed(study.resolve(), Path(tmp) / f"{i}-{repeat}", extra))
+    finally:
+        if ray_address:
+            ray.shutdown()
+    serial, pool = (times[name] for name in list(modes)[:2])
+    print(f"study: {args.study or 'built-in (4 GloVe-BOW cells, stsb-cosine + sickr-cosine)'}; "
+          f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; medians of {args.repeats} runs")
+    for name in modes:
+        print(line(name, times[name]))
+    print(f"speed-up of the pool over one cell at a time: {median(serial, 'total') / median(pool, 'total'):.2f}x "
+          f"for the whole study, {median(serial, 'cells') / median(pool, 'cells'):.2f}x for its cells")
+    if ray_address:
+        ray_runs = times[list(modes)[2]]
+        per_cell = (median(ray_runs, "total") - median(pool, "total")) / pool[0]["n"]
+        print(f"Ray overhead per cell over the local pool: {per_cell:+.2f} s (whole study "
+              f"{median(ray_runs, 'total') - median(pool, 'total'):+.1f} s over {pool[0]['n']} cells)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ LAYERS = {
     "benchbox.tasks": 1, "benchbox.encoders": 1,
     "benchbox.training": 3, "benchbox.evaluation": 3, "benchbox.reuse": 3, "benchbox.sources": 3, "benchbox.compare": 3,
     "benchbox.claims": 3, "benchbox.results": 3, "benchbox.neighbours": 3,
-    "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4,
+    "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4, "benchbox.study_schema": 4,
+    "benchbox.study_cells": 4, "benchbox.study_progress": 4,
     "benchbox.commands": 5, "benchbox.cli": 5, "benchbox.__main__": 5, "benchbox": 5,
 }
 #: layers that may not import each other although they are at one level

@@ -1,34 +1,94 @@
-"""``benchbox study``: run a declared study (encoders × seeds × tasks), resumable, on a local pool."""
+"""``benchbox study``: run a declared study (encoders × seeds × tasks), resumable, on a local pool or Ray; check a
+study file (``--check``); show a study's cells from another shell (``--status``)."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from benchbox.console import log, out, set_quiet
+from benchbox.console import err, log, out, set_quiet
+from benchbox.errors import BenchboxError
 from benchbox.options import AT_LEAST_1
+from benchbox.training.config import ARCHITECTURES, TrainConfig
+
+
+def train_command(encoder: str) -> Any:
+    """The click command of ``benchbox train ENCODER`` (the same one the cell will run)."""
+    from benchbox.commands import train_char_rnn, train_infersent
+
+    app = typer.Typer()
+    train_char_rnn.register(app)
+    train_infersent.register(app)
+    commands = typer.main.get_command(app).commands
+    command = commands.get(encoder)
+    if command is None:
+        names = sorted(commands)
+        raise BenchboxError(f"{encoder} cannot be trained here: `benchbox train` knows {', '.join(names)}")
+    return command
+
+
+def check_train(encoder: str, options: dict[str, Any]) -> None:
+    """Parse a study's ``train`` table as ``benchbox train ENCODER`` would: unknown options, types and ranges
+    (the command's own option callbacks) are one line, before any cell runs."""
+    from benchbox.study import train_flags
+    from benchbox.study_schema import did_you_mean
+
+    command = train_command(encoder)
+    known = {opt.lstrip("-"): param for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    for key in options:
+        if key not in known:
+            raise BenchboxError(f"unknown option {key!r} of `benchbox train {encoder}`"
+                                f"{did_you_mean(key, sorted(k for k in known if not k.startswith('no-')))}")
+    args = [x for k, v in options.items() for x in train_flags(k, v)]
+    try:
+        context = command.make_context(f"benchbox train {encoder}", args, resilient_parsing=False)
+    except typer.TyperException as exc:  # click's parse errors (typer vendors click)
+        raise BenchboxError(" ".join(exc.format_message().split())) from None
+    if encoder in ARCHITECTURES:  # the checks across options (--visual features needs --features ...)
+        names = {f.name for f in fields(TrainConfig)} - {"eval_semantic"}
+        values = {k: v for k, v in context.params.items() if k in names}
+        values["features"] = str(values["features"]) if values.get("features") else None
+        TrainConfig(encoder=encoder, **values)
 
 
 def study_command(
-    study_file: Annotated[Path, typer.Argument(help="The study file (TOML): [study] tasks, baseline; [[encoder]] name/seeds/train/options or run.")],
+    study_file: Annotated[Path, typer.Argument(help="The study file (TOML): [study] tasks, baseline; [[encoder]] name/seeds/train/options or run (docs/study.md).")],
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Study folder (default: [study] out, else the file's name beside it).")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS (pip install 'benchbox[ray]'; the study folder must be on a shared file system).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed); start nothing.")] = False,
+    status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Train what is missing, evaluate every cell, compare (claims with headlines) and write the report;
-    finished cells are never redone, an interrupted one restarts cleanly, a failed one does not stop the others."""
+    finished cells are never redone, an interrupted one restarts cleanly, a failed one does not stop the others.
+    Ctrl-C or SIGTERM stops the study (exit 130 or 143); run it again to resume."""
     from dataclasses import replace
 
     from benchbox.study import load_study, run_study
 
     set_quiet(quiet)
-    study = load_study(study_file, out_dir)
+    study = load_study(study_file, out_dir, check_train=check_train)
     if jobs is not None:
         study = replace(study, jobs=jobs)
-    result = run_study(study, log=log, ray_address=ray)
+    if check:
+        out.print(f"{study_file}: ok, {len(study.cells)} cells into {study.out}", highlight=False, soft_wrap=True)
+        return
+    if status:
+        from benchbox.study_cells import study_running
+        from benchbox.study_progress import cells_table
+
+        running = study_running(study.out)
+        out.print(cells_table(study, running))
+        out.print(f"{study.out}: {'a study is running here' if running else 'no study is running here'}",
+                  highlight=False, soft_wrap=True)
+        return
+    result = run_study(study, log=log, ray_address=ray, live=err.is_terminal and not quiet)
+    if result["interrupted"] is not None:
+        raise typer.Exit(128 + result["interrupted"])
     if result["outputs"]:
         out.print(result["outputs"]["headlines"], highlight=False, soft_wrap=True)
     for cell, reason in result["failed"].items():
