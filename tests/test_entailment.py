@@ -187,3 +187,14 @@ def test_snli_missing_files_say_where_they_go(tmp_path):
     with pytest.raises(BenchboxError, match="have 9, 9, 1 lines"):
         read_snli(tmp_path / "partial", "dev")
 
+
+
+def test_published_sicke_comparator():
+    from benchbox import published
+
+    row = published.paper_result("paper:conneau2017/glove-bow").metrics.iloc[0]
+    assert (row["task"], row["subset"], row["metric"], row["value"], row["n"]) == ("sicke", "test", "accuracy",
+                                                                                  78.6, 4927)
+    assert np.isnan(row["ci_low"]) and "Table 4" in published.paper_result("paper:conneau2017/glove-bow").citation
+    with pytest.raises(BenchboxError, match="paper:conneau2017/glove-bow"):
+        published.paper_result("paper:conneau2017/nope")
