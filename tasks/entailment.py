@@ -138,6 +138,7 @@ class SICKE(EntailmentTransfer):
     data_files = tuple(SICK_FILES[s] for s in SPLITS)
     order = 307
     license = "SICK: CC BY-NC-SA 3.0 (Marelli et al. 2014)"
+    reference = "SentEval sick.py SICKEntailmentEval + tools/validation.py SplitClassifier (Conneau & Kiela 2018)"
     features = "[|u-v|, u*v]"
     order_rule = "SentEval sort by (tokens A, tokens B, label id)"
 
@@ -160,6 +161,8 @@ class SNLI(EntailmentTransfer):
                           "root's senteval/downstream/SNLI)"),)
     order = 308
     license = "SNLI: CC BY-SA 4.0 (Bowman et al. 2015)"
+    reference = ("SentEval snli.py SNLIEval + tools/validation.py SplitClassifier, noreg, max_epoch 15, epoch_size 1 "
+                 "(Conneau & Kiela 2018)")
     features = "[u, v, u*v, |u-v|]"
     order_rule = "SentEval sort by (tokens s2, tokens s1, label text)"
     regs = SNLI_REGS
