@@ -37,6 +37,7 @@ from benchbox.task import EvalContext, Task, TaskOption, TaskOptions, TaskResult
 from benchbox.tasks.senteval_data import (
     SICK_FILES,
     SNLI_FOLDER,
+    SNLI_LABELS,
     Pairs,
     load_sick_entailment,
     read_snli,
@@ -177,11 +178,8 @@ class SNLI(EntailmentTransfer):
         return read_snli(folder, split_name), snli_paths(folder, split_name)
 
     def sort_keys(self, pairs: Pairs) -> np.ndarray:
-        from benchbox.training.nli_data import LABELS
-
-        names = {i: label for label, i in LABELS.items()}
         return senteval_order(token_counts(pairs.sentences2), token_counts(pairs.sentences1),
-                              [names[i] for i in pairs.labels.tolist()])
+                              [SNLI_LABELS[i] for i in pairs.labels.tolist()])
 
     def pair_matrix(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         return nli_features(u, v)

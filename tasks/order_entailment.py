@@ -32,7 +32,15 @@ from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskOption, TaskOptions, TaskResult, option_values
 from benchbox.tasks.entailment import SNLIFolder, snli_folder, snli_required
-from benchbox.tasks.senteval_data import SICK_FILES, SICK_LABELS, Pairs, load_sick_entailment, read_snli, snli_paths
+from benchbox.tasks.senteval_data import (
+    SICK_FILES,
+    SICK_LABELS,
+    SNLI_LABELS,
+    Pairs,
+    load_sick_entailment,
+    read_snli,
+    snli_paths,
+)
 from benchbox.tasks.transfer import ACCURACY
 
 SPLITS = ("dev", "test")
@@ -98,11 +106,9 @@ class OrderEntailment(Task):
     def _load(self, ctx: EvalContext, split: str) -> tuple[Pairs, np.ndarray, list[Path]]:
         """A split's pairs, whether each is an entailment, and the files read."""
         if ctx.option(self, "dataset") == "snli":
-            from benchbox.training.nli_data import LABELS
-
             folder = snli_folder(self, ctx)
             pairs = read_snli(folder, split)
-            return pairs, pairs.labels == LABELS["entailment"], snli_paths(folder, split)
+            return pairs, pairs.labels == SNLI_LABELS.index("entailment"), snli_paths(folder, split)
         pairs = load_sick_entailment(ctx.data, split)
         return pairs, pairs.labels == SICK_LABELS.index("ENTAILMENT"), [pairs.path]
 

@@ -16,8 +16,8 @@ Labelled pairs (entailment):
   (CONTRADICTION 0, NEUTRAL 1, ENTAILMENT 2).
 - SNLI (``senteval/downstream/SNLI`` or a folder the user names): ``s1.<split>``, ``s2.<split>``,
   ``labels.<split>`` for train, dev and test, line i of each is pair i (the layout InferSent training reads,
-  :mod:`benchbox.training.nli_data`, with its label ids: entailment 0, neutral 1, contradiction 2); sentences
-  read as latin-1, as SentEval's ``SNLIEval.loadFile``.
+  :mod:`benchbox.training.nli_data`); label ids as SentEval's ``SNLIEval`` (entailment 0, neutral 1,
+  contradiction 2); sentences read as latin-1, as SentEval's ``SNLIEval.loadFile``.
 
 Labelled sentences and pairs (classification transfer):
 - MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:
@@ -62,9 +62,11 @@ MRPC_FILES = {"train": f"{ROOT}/MRPC/msr_paraphrase_train.txt", "test": f"{ROOT}
 SST2_FILES = {split: f"{ROOT}/SST/binary/sentiment-{split}" for split in ("train", "dev", "test")}
 #: SentEval's SICK-E label ids (``senteval/sick.py`` SICKEntailmentEval.loadFile)
 SICK_LABELS = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
-#: SNLI's folder in the data root (SentEval's ``data/downstream/SNLI``) and its files per split
+#: SNLI's folder in the data root (SentEval's ``data/downstream/SNLI``), its files per split, and SentEval's
+#: label ids (``senteval/snli.py`` ``dico_label``; InferSent's ``train_nli.py`` uses the same)
 SNLI_FOLDER = f"{ROOT}/SNLI"
 SNLI_PARTS = ("s1", "s2", "labels")
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
 SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
   title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
   author = {Conneau, Alexis and Kiela, Douwe},
@@ -202,8 +204,6 @@ def snli_paths(folder: Path, split: str) -> list[Path]:
 def read_snli(folder: Path, split: str) -> Pairs:
     """SNLI ``split`` of ``folder`` as SentEval reads it: sentences latin-1, whitespace tokens; ``Pairs.path``
     is the labels file."""
-    from benchbox.training.nli_data import LABELS
-
     s1_path, s2_path, labels_path = snli_paths(folder, split)
     s1, s2 = ([_tokens(line) for line in text_lines(p, "latin-1")] for p in (s1_path, s2_path))
     raw = text_lines(labels_path)
@@ -211,10 +211,10 @@ def read_snli(folder: Path, split: str) -> Pairs:
         raise BenchboxError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, "
                             f"{len(raw)} lines; line i of each is pair i")
     for lineno, label in enumerate(raw, 1):
-        if label not in LABELS:
-            raise BenchboxError(f"{labels_path}:{lineno}: label {label!r} is not one of {', '.join(LABELS)}")
+        if label not in SNLI_LABELS:
+            raise BenchboxError(f"{labels_path}:{lineno}: label {label!r} is not one of {', '.join(SNLI_LABELS)}")
     _require_rows(labels_path, raw, "sentence pairs")
-    return Pairs(s1, s2, np.array([LABELS[label] for label in raw], dtype=np.int64), labels_path)
+    return Pairs(s1, s2, np.array([SNLI_LABELS.index(label) for label in raw], dtype=np.int64), labels_path)
 
 
 def _require_rows(path: Path, labels: list, what: str = "labelled sentences") -> None:
