@@ -1,11 +1,15 @@
-"""Published reference results as comparators: ``paper:merkx2019/<model>``.
+"""Published reference results as comparators: ``paper:merkx2019/<model>`` and ``paper:conneau2017/<model>``.
 
-The numbers are Merkx & Frank (2019, *Natural Language Engineering* 25(4), Figure 3; supplement
+The ``merkx2019`` numbers are Merkx & Frank (2019, *Natural Language Engineering* 25(4), Figure 3; supplement
 ``supplement_NLE.pdf``), shipped in ``benchbox/published/`` (see its README.md): Pearson r with 95% Fisher-z
 intervals on the 24 STS12–16 subsets, STS-B test and SICK-R test. They are mapped onto benchbox task and
 subset names; the STS-B/SICK rows are SentEval's *supervised* ``stsb``/``sickr`` tasks (subset ``test``).
 The paper gives r × 100; benchbox stores raw r. Published numbers come without per-pair scores, so any
 comparison with them is approximate (:func:`benchbox.stats.unknown_r_ab_test`).
+
+The ``conneau2017`` numbers are rows of Conneau et al. (2017), Table 4, evaluated with SentEval
+(``published/infersent_table4.csv``, already in benchbox's task, subset and metric names and units): the
+SICK-E test accuracy of GloVe BOW (GloVe 840B 300-d vectors), published without an interval.
 """
 
 from __future__ import annotations
@@ -59,6 +63,11 @@ SUBSETS = {
     ("SICK", "Relatedness (test)"): ("sickr", "test"),
 }
 
+INFERSENT_CITATION = ("Conneau, Kiela, Schwenk, Barrault & Bordes (2017), Supervised learning of universal sentence "
+                      "representations from natural language inference data, EMNLP 2017, Table 4 (SentEval)")
+#: comparator name → model row of ``published/infersent_table4.csv``
+TABLE4_COMPARATORS = {"paper:conneau2017/glove-bow": "GloVe BOW"}
+
 
 @cache
 def supplement() -> pd.DataFrame:
@@ -91,12 +100,31 @@ class PaperResult:
         }, columns=METRIC_COLUMNS)
 
 
+@dataclass(frozen=True)
+class Table4Result:
+    """A model row of Conneau et al. (2017), Table 4: metric rows in benchbox's schema, no intervals, no items."""
+
+    name: str
+    model: str
+    citation: str = INFERSENT_CITATION
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        with resources.files("benchbox").joinpath("published/infersent_table4.csv").open() as handle:
+            table = pd.read_csv(handle)
+        return table[table["model"] == self.model].reindex(columns=METRIC_COLUMNS).reset_index(drop=True)
+
+
 def is_paper(name: str) -> bool:
     return name.startswith(PREFIX)
 
 
-def paper_result(name: str) -> PaperResult:
-    """The comparator ``name`` (``paper:merkx2019/...``); unknown names list the available ones."""
+def paper_result(name: str) -> PaperResult | Table4Result:
+    """The comparator ``name`` (``paper:merkx2019/...``, ``paper:conneau2017/...``); unknown names list the
+    available ones."""
+    if name in TABLE4_COMPARATORS:
+        return Table4Result(name, TABLE4_COMPARATORS[name])
     if name not in COMPARATORS:
-        raise BenchboxError(f"unknown published comparator {name!r}; available: {', '.join(COMPARATORS)}")
+        raise BenchboxError(f"unknown published comparator {name!r}; available: "
+                            f"{', '.join([*COMPARATORS, *TABLE4_COMPARATORS])}")
     return PaperResult(name, COMPARATORS[name])

@@ -11,6 +11,14 @@ Scored sentence pairs (relatedness):
 - A pair ID (SICK's pair_ID; STS-B's genre, file, year and sentence-pair id) on two lines is an error naming
   both: the repeated pair would be scored twice.
 
+Labelled pairs (entailment):
+- SICK-E: SICK's files as above, label = entailment_judgment, ids as SentEval's ``SICKEntailmentEval``
+  (CONTRADICTION 0, NEUTRAL 1, ENTAILMENT 2).
+- SNLI (``senteval/downstream/SNLI`` or a folder the user names): ``s1.<split>``, ``s2.<split>``,
+  ``labels.<split>`` for train, dev and test, line i of each is pair i (the layout InferSent training reads,
+  :mod:`benchbox.training.nli_data`); label ids as SentEval's ``SNLIEval`` (entailment 0, neutral 1,
+  contradiction 2); sentences read as latin-1, as SentEval's ``SNLIEval.loadFile``.
+
 Labelled sentences and pairs (classification transfer):
 - MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:
   ``subj.objective`` is the 1 class, ``subj.subjective`` the 0 class, as SentEval passes them).
@@ -52,6 +60,13 @@ TREC_FILES = {"train": f"{ROOT}/TREC/train_5500.label", "test": f"{ROOT}/TREC/TR
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 MRPC_FILES = {"train": f"{ROOT}/MRPC/msr_paraphrase_train.txt", "test": f"{ROOT}/MRPC/msr_paraphrase_test.txt"}
 SST2_FILES = {split: f"{ROOT}/SST/binary/sentiment-{split}" for split in ("train", "dev", "test")}
+#: SentEval's SICK-E label ids (``senteval/sick.py`` SICKEntailmentEval.loadFile)
+SICK_LABELS = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
+#: SNLI's folder in the data root (SentEval's ``data/downstream/SNLI``), its files per split, and SentEval's
+#: label ids (``senteval/snli.py`` ``dico_label``; InferSent's ``train_nli.py`` uses the same)
+SNLI_FOLDER = f"{ROOT}/SNLI"
+SNLI_PARTS = ("s1", "s2", "labels")
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
 SENTEVAL_BIBTEX = """@inproceedings{conneau2018senteval,
   title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
   author = {Conneau, Alexis and Kiela, Douwe},
@@ -67,6 +82,8 @@ class PairData:
     sentences2: list[str]
     scores: list[float]
     path: Path
+    #: SICK's entailment_judgment per pair (empty for STS-B)
+    judgments: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -143,7 +160,7 @@ def read_sick(path: Path) -> PairData:
     lines = text_lines(path)
     if not lines or not lines[0].startswith("pair_ID"):
         raise BenchboxError(f"{path}: expected a SICK header line starting with 'pair_ID'")
-    s1, s2, scores, seen = [], [], [], {}
+    s1, s2, scores, judgments, seen = [], [], [], [], {}
     for lineno, line in enumerate(lines[1:], 2):
         fields = line.split("\t")
         if len(fields) != 5:
@@ -152,9 +169,10 @@ def read_sick(path: Path) -> PairData:
         s1.append(_sentence(fields[1], path, lineno))
         s2.append(_sentence(fields[2], path, lineno))
         scores.append(_score(fields[3], path, lineno, 1.0, 5.0))
+        judgments.append(fields[4].strip())
     if not scores:
         raise BenchboxError(f"{path} holds no sentence pairs")
-    return PairData(s1, s2, scores, path)
+    return PairData(s1, s2, scores, path, tuple(judgments))
 
 
 def load_stsb(data: DataRoot, split: str) -> PairData:
@@ -165,6 +183,38 @@ def load_stsb(data: DataRoot, split: str) -> PairData:
 def load_sick(data: DataRoot, split: str) -> PairData:
     """SICK ``split`` ("train", "dev" = SICK_trial, "test") from the data root or the embedded default."""
     return read_sick(data.path(SICK_FILES[split]))
+
+
+def load_sick_entailment(data: DataRoot, split: str) -> Pairs:
+    """SICK ``split`` with SentEval's SICK-E label ids (:data:`SICK_LABELS`); sentences as whitespace tokens."""
+    pairs = load_sick(data, split)
+    for lineno, judgment in enumerate(pairs.judgments, 2):
+        if judgment not in SICK_LABELS:
+            raise BenchboxError(f"{pairs.path}:{lineno}: entailment_judgment {judgment!r} is not one of "
+                                f"{', '.join(SICK_LABELS)}")
+    labels = np.array([SICK_LABELS.index(j) for j in pairs.judgments], dtype=np.int64)
+    return Pairs([_tokens(s) for s in pairs.sentences1], [_tokens(s) for s in pairs.sentences2], labels, pairs.path)
+
+
+def snli_paths(folder: Path, split: str) -> list[Path]:
+    """``s1.<split>``, ``s2.<split>``, ``labels.<split>`` of an SNLI folder."""
+    return [folder / f"{part}.{split}" for part in SNLI_PARTS]
+
+
+def read_snli(folder: Path, split: str) -> Pairs:
+    """SNLI ``split`` of ``folder`` as SentEval reads it: sentences latin-1, whitespace tokens; ``Pairs.path``
+    is the labels file."""
+    s1_path, s2_path, labels_path = snli_paths(folder, split)
+    s1, s2 = ([_tokens(line) for line in text_lines(p, "latin-1")] for p in (s1_path, s2_path))
+    raw = text_lines(labels_path)
+    if not len(s1) == len(s2) == len(raw):
+        raise BenchboxError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, "
+                            f"{len(raw)} lines; line i of each is pair i")
+    for lineno, label in enumerate(raw, 1):
+        if label not in SNLI_LABELS:
+            raise BenchboxError(f"{labels_path}:{lineno}: label {label!r} is not one of {', '.join(SNLI_LABELS)}")
+    _require_rows(labels_path, raw, "sentence pairs")
+    return Pairs(s1, s2, np.array([SNLI_LABELS.index(label) for label in raw], dtype=np.int64), labels_path)
 
 
 def _require_rows(path: Path, labels: list, what: str = "labelled sentences") -> None:

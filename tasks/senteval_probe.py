@@ -65,11 +65,21 @@ class FittedLogReg:
         return (x @ self.weights.T).argmax(dim=1).cpu().numpy()
 
 
-def pair_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SentEval's pair features ``np.c_[|a − b|, a * b]`` (float32)."""
+def _check_pair(a: np.ndarray, b: np.ndarray) -> None:
     if a.shape != b.shape or a.ndim != 2:
         raise BenchboxError(f"pair embeddings must be two [n, d] arrays of one shape, got {a.shape} and {b.shape}")
+
+
+def pair_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SentEval's pair features ``np.c_[|a − b|, a * b]`` (float32): relatedness, MRPC and SICK-E."""
+    _check_pair(a, b)
     return np.concatenate([np.abs(a - b), a * b], axis=1).astype(np.float32)
+
+
+def nli_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """SentEval's SNLI features ``np.hstack((u, v, u * v, |u − v|))`` (``senteval/snli.py``; float32)."""
+    _check_pair(u, v)
+    return np.concatenate([u, v, u * v, np.abs(u - v)], axis=1).astype(np.float32)
 
 
 def augment(x: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -105,10 +115,11 @@ def split_validation(n: int, seed: int, fraction: float = 0.05) -> tuple[np.ndar
     return permutation[cut:], permutation[:cut]
 
 
-def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSpec], *, seed: int = 1111
-                ) -> list[FittedLogReg]:
+def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSpec], *, seed: int = 1111,
+                epoch_size: int = EPOCH_SIZE, max_epoch: int = MAX_EPOCH) -> list[FittedLogReg]:
     """Train one SentEval logistic regression per spec on the augmented features ``x`` (see the module
-    docstring); returns them in the order of ``specs``."""
+    docstring; ``epoch_size`` and ``max_epoch`` are the classifier's, which SNLI changes to 1 and 15);
+    returns them in the order of ``specs``."""
     y_t = torch.as_tensor(np.asarray(y, dtype=np.int64), device=x.device)
     if len(y_t) != len(x) or (len(y_t) and (int(y_t.min()) < 0 or int(y_t.max()) >= nclasses)):
         raise BenchboxError(f"labels must be one per row, in 0..{nclasses - 1}")
@@ -120,13 +131,14 @@ def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSp
     out: list[FittedLogReg | None] = [None] * len(specs)
     init = initial_weights(x.shape[1] - 1, nclasses, seed).to(x.device)
     for (n, prefix), members in groups.items():
-        for i, fitted in zip(members, _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed)):
+        group = _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed, epoch_size, max_epoch)
+        for i, fitted in zip(members, group):
             out[i] = fitted
     return out  # type: ignore[return-value]
 
 
 def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list[FitSpec], n: int, prefix: int,
-               seed: int) -> list[FittedLogReg]:
+               seed: int, epoch_size: int, max_epoch: int) -> list[FittedLogReg]:
     """Models sharing the permutation stream (same train size and prefix), trained side by side."""
     device = x.device
     m_count = len(specs)
@@ -146,8 +158,8 @@ def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list
     bad = [0] * m_count
     alive = list(range(m_count))  # model ids still training, in the row order of w, m, v, idx, valid, decay
     step, nepoch = 0, 0
-    while alive and nepoch <= MAX_EPOCH:
-        for _ in range(EPOCH_SIZE):
+    while alive and nepoch <= max_epoch:
+        for _ in range(epoch_size):
             order = idx[:, torch.as_tensor(rng.permutation(n), device=device)]
             for start in range(0, n, BATCH_SIZE):
                 rows = order[:, start:start + BATCH_SIZE]
@@ -157,7 +169,7 @@ def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list
                 grad = torch.bmm(p.div_(rows.shape[1]).transpose(1, 2), xb).add_(w * decay)
                 step += 1
                 adam_step_(w, grad, m, v, step)
-        nepoch += EPOCH_SIZE
+        nepoch += epoch_size
         pred = torch.matmul(x, w.transpose(1, 2)).argmax(dim=2)  # [M, N]
         acc = (((pred == y) & valid).sum(dim=1).double() / n_valid).tolist()
         keep = []

@@ -150,24 +150,26 @@ def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: 
 
 def split(train: tuple[np.ndarray, np.ndarray], dev: tuple[np.ndarray, np.ndarray],
           test: tuple[np.ndarray, np.ndarray], nclasses: int, *, seed: int = 1111,
-          device: torch.device | str = "cpu") -> Outcome:
-    """SplitClassifier.run with ``usepytorch=True``; each argument is (features, labels)."""
+          device: torch.device | str = "cpu", regs: tuple[float, ...] = REGS, epoch_size: int = EPOCH_SIZE,
+          max_epoch: int = MAX_EPOCH) -> Outcome:
+    """SplitClassifier.run with ``usepytorch=True``; each argument is (features, labels). ``regs``: the L2
+    grid (SentEval's ``noreg``: ``(0.0,)``); ``epoch_size``, ``max_epoch``: the classifier's schedule."""
     device = torch.device(device)
     n_train, n_dev = len(train[0]), len(dev[0])
     xa = augment(np.concatenate([train[0], dev[0]]), device)
     y = np.concatenate([train[1], dev[1]]).astype(np.int64)
-    specs = [FitSpec(np.arange(n_train), np.arange(n_train, n_train + n_dev), reg) for reg in REGS]
-    fits = fit_logregs(xa, y, nclasses, specs, seed=seed)
+    specs = [FitSpec(np.arange(n_train), np.arange(n_train, n_train + n_dev), reg) for reg in regs]
+    fits = fit_logregs(xa, y, nclasses, specs, seed=seed, epoch_size=epoch_size, max_epoch=max_epoch)
     scores = []
     for model in fits:
         dev_pred = model.predict(xa[n_train:])
         scores.append(round(100 * float(np.mean(dev_pred == y[n_train:])), 2))
     best = _best(scores)
     pred = fits[best].predict(augment(test[0], device))
-    return Outcome(pred, round(100 * float(np.mean(pred == np.asarray(test[1]))), 2), max(scores), [REGS[best]])
+    return Outcome(pred, round(100 * float(np.mean(pred == np.asarray(test[1]))), 2), max(scores), [regs[best]])
 
 
-def _items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> pd.DataFrame:
+def file_order_items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> pd.DataFrame:
     """Per-item rows in file order from arrays in SentEval's order (``order[j]`` = file row of row j)."""
     g, p = np.empty_like(gold), np.empty_like(pred)
     g[order], p[order] = gold, pred
@@ -246,7 +248,7 @@ class BinaryTransfer(TransferTask):
         kfold = ctx.option(self, "kfold")
         ctx.log(f"{self.name}: {kfold}-fold CV with inner {kfold}-fold L2 search ({device})")
         outcome = inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device)
-        return self._result(ctx, _items(y, outcome.pred, order), outcome, data.paths, kfold=kfold,
+        return self._result(ctx, file_order_items(y, outcome.pred, order), outcome, data.paths, kfold=kfold,
                             fold_seed=1111, device=device.type, predictions="out-of-fold")
 
 
@@ -295,7 +297,8 @@ class TREC(TransferTask):
         device = resolve_device(ctx.options.device)
         outcome = kfold(train_x, train.labels[train_order], test_x, test_y, self.nclasses,
                                    k=ctx.option(self, "kfold"), seed=ctx.options.seed, device=device)
-        return self._result(ctx, _items(test_y, outcome.pred, test_order), outcome, train.paths + test.paths,
+        return self._result(ctx, file_order_items(test_y, outcome.pred, test_order), outcome,
+                            train.paths + test.paths,
                             kfold=ctx.option(self, "kfold"), device=device.type)
 
 
@@ -323,7 +326,8 @@ class MRPC(TransferTask):
                                    seed=ctx.options.seed, device=device)
         f1 = MetricRecord(self.name, "test", "f1", round(100 * float(f1_score(test_y, outcome.pred)), 2),
                           math.nan, math.nan, len(test_y))
-        return self._result(ctx, _items(test_y, outcome.pred, test_order), outcome, [train_path, test_path], [f1],
+        return self._result(ctx, file_order_items(test_y, outcome.pred, test_order), outcome,
+                            [train_path, test_path], [f1],
                             kfold=ctx.option(self, "kfold"), features="[|u-v|, u*v]", device=device.type)
 
 
@@ -346,5 +350,5 @@ class SST2(TransferTask):
         outcome = split(xy["train"], xy["dev"], xy["test"], self.nclasses, seed=ctx.options.seed,
                                    device=device)
         paths = [p for data in splits.values() for p in data.paths]
-        return self._result(ctx, _items(xy["test"][1], outcome.pred, orders["test"]), outcome, paths,
+        return self._result(ctx, file_order_items(xy["test"][1], outcome.pred, orders["test"]), outcome, paths,
                             device=device.type)

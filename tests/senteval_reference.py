@@ -85,12 +85,14 @@ class ReferenceRelatedness:
 
 class ReferenceLogReg:
     """SentEval's ``MLP`` with nhid = 0 (literature setting: adam, batch 64, tenacity 5, epoch_size 4,
-    max_epoch 200), on CPU, batches taken by ``index_select`` on each epoch's permutation as SentEval does."""
+    max_epoch 200; SNLI: epoch_size 1, max_epoch 15), on CPU, batches taken by ``index_select`` on each
+    epoch's permutation as SentEval does."""
 
-    def __init__(self, inputdim: int, nclasses: int, l2reg: float, seed: int = 1111) -> None:
+    def __init__(self, inputdim: int, nclasses: int, l2reg: float, seed: int = 1111, epoch_size: int = 4,
+                 max_epoch: int = 200) -> None:
         np.random.seed(seed)
         torch.manual_seed(seed)
-        self.batch_size, self.tenacity, self.epoch_size, self.max_epoch = 64, 5, 4, 200
+        self.batch_size, self.tenacity, self.epoch_size, self.max_epoch = 64, 5, epoch_size, max_epoch
         self.model = nn.Sequential(nn.Linear(inputdim, nclasses))
         self.loss_fn = nn.CrossEntropyLoss()
         self.optimizer = torch.optim.Adam(self.model.parameters())
@@ -178,14 +180,17 @@ def kfold(train_x, train_y, test_x, test_y, nclasses: int, seed: int = 1111, k: 
     return float(np.max(scores)), round(100 * clf.score(test_x, test_y), 2), clf.predict(test_x)
 
 
-def split(train, valid, test, nclasses: int, seed: int = 1111) -> tuple[float, float]:
-    """SplitClassifier.run (usepytorch): (dev accuracy, test accuracy); each argument is (x, y)."""
+def split(train, valid, test, nclasses: int, seed: int = 1111, noreg: bool = False,
+          **schedule: int) -> tuple[float, float]:
+    """SplitClassifier.run (usepytorch): (dev accuracy, test accuracy); each argument is (x, y); ``noreg``
+    and ``schedule`` (``epoch_size``, ``max_epoch``) as SNLIEval sets them."""
+    regs = [0.0] if noreg else PYTORCH_REGS
     scores = []
-    for reg in PYTORCH_REGS:
-        clf = ReferenceLogReg(train[0].shape[1], nclasses, reg, seed)
+    for reg in regs:
+        clf = ReferenceLogReg(train[0].shape[1], nclasses, reg, seed, **schedule)
         clf.fit(*train, validation_data=valid)
         scores.append(round(100 * clf.score(*valid), 2))
-    clf = ReferenceLogReg(train[0].shape[1], nclasses, PYTORCH_REGS[int(np.argmax(scores))], seed)
+    clf = ReferenceLogReg(train[0].shape[1], nclasses, regs[int(np.argmax(scores))], seed, **schedule)
     clf.fit(*train, validation_data=valid)
     return float(np.max(scores)), round(100 * clf.score(*test), 2)
 

@@ -197,7 +197,8 @@ def test_sst2_task_uses_dev_for_selection(tmp_path):
 def test_groups_expand_to_the_papers_tasks():
     assert [t.name for t in resolve_tasks(["semantic"])] == ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb",
                                                              "sickr"]
-    assert [t.name for t in resolve_tasks(["transfer"])] == ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sst2"]
+    assert [t.name for t in resolve_tasks(["transfer"])] == ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sst2",
+                                                             "sicke"]
 
 
 class BlindEncoder(WordEncoder):
