@@ -21,9 +21,10 @@ import pandas as pd
 from benchbox.cache import EmbeddingCache
 from benchbox.data import EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
-from benchbox.encoder import Encoder
+from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
+from benchbox.image_files import image_embedder
 from benchbox.options import check_number
 from benchbox.provenance import components
 from benchbox.store import METRIC_COLUMNS, write_run
@@ -167,6 +168,8 @@ def run_tasks(
         embed=make_embedder(encoder, cache_obj, batch_size=batch_size, progress=progress),
         options=options,
         log=log or (lambda message: None),
+        embed_images=image_embedder(encoder, data, cache_obj, batch_size=batch_size, progress=progress)
+        if isinstance(encoder, VisionLanguageEncoder) else None,
     )
     results, elapsed = [], {}
     for task in task_objs:
@@ -177,7 +180,7 @@ def run_tasks(
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
         encoder={"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
-                 "config": encoder.config()},
+                 "config": encoder.config(), **({"notes": notes} if (notes := encoder.run_notes()) else {})},
         results=results,
         options=options,
         data_root=str(data.root),
