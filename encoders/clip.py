@@ -86,6 +86,10 @@ class CLIPEncoder(VisionLanguageEncoder):
         from benchbox.device import resolve_device
 
         self.device = resolve_device(device)
+        from transformers.utils import logging as transformers_logging
+
+        shown = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()  # benchbox shows its own progress (and --quiet none)
         try:
             self.model = AutoModel.from_pretrained(self.folder, local_files_only=True, dtype=PRECISIONS[precision])
             self.tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
@@ -94,6 +98,9 @@ class CLIPEncoder(VisionLanguageEncoder):
             detail = " ".join(str(exc).split())[:300]
             raise BenchboxError(f"{self.folder} is not a loadable transformers vision–language model with its "
                                 f"tokenizer and image processor: {detail}") from exc
+        finally:
+            if shown:
+                transformers_logging.enable_progress_bar()
         if not all(callable(getattr(self.model, f, None)) for f in ("get_text_features", "get_image_features")):
             raise BenchboxError(f"{self.folder} holds a {type(self.model).__name__}, which has no get_text_features and "
                                 "get_image_features: not a vision–language model")
