@@ -97,3 +97,25 @@ def flickr8k_root(root: Path, n_images: int = 12, seed: int = 0) -> tuple[Path, 
         "".join(f"{image_id}#{k}\t{caption(i, k)}\n" for i, image_id in enumerate(ids) for k in range(5)))
     (flickr / "Flickr_8k.testImages.txt").write_text("".join(f"{i}\n" for i in ids))
     return root, ids
+
+
+#: a tiny OpenCLIP architecture (CLIP's BPE tokenizer, shipped with open_clip, needs its 49408-token vocabulary)
+OPENCLIP_TINY = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16, "patch_size": 8},
+    "text_cfg": {"context_length": POSITIONS, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+
+
+def save_tiny_openclip(folder: Path, seed: int = 0) -> Path:
+    """A tiny OpenCLIP model in the hub layout (open_clip_config.json + open_clip_model.safetensors)."""
+    import open_clip
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "open_clip_config.json").write_text(json.dumps({"model_cfg": OPENCLIP_TINY, "preprocess_cfg": {}}))
+    torch.manual_seed(seed)
+    model = open_clip.create_model(f"local-dir:{folder}")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, folder / "open_clip_model.safetensors")
+    return folder
