@@ -1,4 +1,4 @@
-"""Published reference results as comparators: ``paper:merkx2019/<model>``.
+"""Published reference results as comparators: ``paper:merkx2019/<model>``, ``paper:radford2021/<model>``.
 
 The numbers are Merkx & Frank (2019, *Natural Language Engineering* 25(4), Figure 3; supplement
 ``supplement_NLE.pdf``), shipped in ``benchbox/published/`` (see its README.md): Pearson r with 95% Fisher-z
@@ -6,6 +6,12 @@ intervals on the 24 STS12–16 subsets, STS-B test and SICK-R test. They are map
 subset names; the STS-B/SICK rows are SentEval's *supervised* ``stsb``/``sickr`` tasks (subset ``test``).
 The paper gives r × 100; benchbox stores raw r. Published numbers come without per-pair scores, so any
 comparison with them is approximate (:func:`benchbox.stats.unknown_r_ab_test`).
+
+``paper:radford2021/clip-vit-l14-336px``: zero-shot CLIP (Radford et al. 2021, Table 13; the paper's best model,
+ViT-L/14 at 336 px) on the MSCOCO 5k test set, benchbox's ``retrieval-coco-5k``: R@1/5/10 in percent for
+image → text (``i2t``, the paper's "text retrieval") and text → image (``t2i``, "image retrieval"), with the
+Wilson intervals benchbox gives its own recalls (on 5000 and 25000 queries). Protocol differences in
+docs/vision-language.md#published-comparators.
 """
 
 from __future__ import annotations
@@ -60,11 +66,34 @@ SUBSETS = {
 }
 
 
+RADFORD_CITATION = ("Radford et al. (2021), Learning Transferable Visual Models From Natural Language Supervision, "
+                    "ICML 2021 (PMLR 139), Table 13: zero-shot CLIP retrieval, MSCOCO 5k test")
+#: comparator name → model column of ``radford2021_clip.csv``
+RETRIEVAL_COMPARATORS = {"paper:radford2021/clip-vit-l14-336px": "ViT-L/14@336px"}
+
+
+@cache
+def _table(name: str) -> pd.DataFrame:
+    with resources.files("benchbox").joinpath(f"published/{name}").open() as handle:
+        return pd.read_csv(handle)
+
+
+def retrieval_rows(model: str) -> pd.DataFrame:
+    """The recalls of ``model`` in ``radford2021_clip.csv`` as metric rows, with Wilson 95% intervals."""
+    from benchbox.stats import wilson_ci
+
+    rows = _table("radford2021_clip.csv").query("model == @model")
+    n = rows["n_queries"].to_numpy()
+    low, high = wilson_ci(rows["value_pct"].to_numpy() / 100 * n, n)
+    return pd.DataFrame({"task": rows["task"].to_numpy(), "subset": rows["subset"].to_numpy(),
+                         "metric": rows["metric"].to_numpy(), "value": rows["value_pct"].to_numpy(),
+                         "ci_low": 100 * low, "ci_high": 100 * high, "n": n}, columns=METRIC_COLUMNS)
+
+
 @cache
 def supplement() -> pd.DataFrame:
     """The supplement table as shipped (26 rows × 4 models; r and bounds × 100)."""
-    with resources.files("benchbox").joinpath("published/merkx_supplement.csv").open() as handle:
-        return pd.read_csv(handle)
+    return _table("merkx_supplement.csv")
 
 
 @dataclass(frozen=True)
@@ -77,6 +106,8 @@ class PaperResult:
 
     @property
     def metrics(self) -> pd.DataFrame:
+        if self.name in RETRIEVAL_COMPARATORS:
+            return retrieval_rows(self.model)
         table = supplement()
         rows = table[table["model"] == self.model]
         mapped = [SUBSETS[(t, d)] for t, d in zip(rows["task"], rows["dataset"])]
@@ -96,7 +127,11 @@ def is_paper(name: str) -> bool:
 
 
 def paper_result(name: str) -> PaperResult:
-    """The comparator ``name`` (``paper:merkx2019/...``); unknown names list the available ones."""
+    """The comparator ``name`` (``paper:merkx2019/...``, ``paper:radford2021/...``); unknown names list the
+    available ones."""
+    if name in RETRIEVAL_COMPARATORS:
+        return PaperResult(name, RETRIEVAL_COMPARATORS[name], RADFORD_CITATION)
     if name not in COMPARATORS:
-        raise BenchboxError(f"unknown published comparator {name!r}; available: {', '.join(COMPARATORS)}")
+        raise BenchboxError(f"unknown published comparator {name!r}; available: "
+                            f"{', '.join([*COMPARATORS, *RETRIEVAL_COMPARATORS])}")
     return PaperResult(name, COMPARATORS[name])

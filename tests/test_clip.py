@@ -15,7 +15,7 @@ from benchbox.cache import EmbeddingCache
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
 from benchbox.task import TaskOptions
-from tests.vl_models import POSITIONS, flickr8k_root, save_tiny_clip, save_tiny_siglip
+from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip
 
 SPEC = "benchbox.encoders.clip:CLIPEncoder"  # the class behind the registry name ``clip``
 SAVERS = {"clip": save_tiny_clip, "siglip": save_tiny_siglip}
@@ -188,3 +188,18 @@ def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
     assert manifest["encoder"]["config"]["model_type"] == "clip"
     assert isinstance(refused.exception, BenchboxError)
     assert "none of the tasks evaluated (stsb-cosine) reads image files" in str(refused.exception)
+
+
+def test_coco_images_from_the_default_folder_against_the_clip_paper(models, tmp_path):
+    from benchbox.compare import compare
+    from benchbox.sources import paper_source
+
+    root = coco_root(tmp_path / "root")
+    evaluation = run_tasks(load_encoder(SPEC, model=str(models["clip"])), ["retrieval-coco-5k"], data_dir=root,
+                           cache=False)
+    assert "coco/val2014/COCO_val2014_000000000000.jpg" in evaluation.results[0].data_checksums
+    paper = paper_source("paper:radford2021/clip-vit-l14-336px")
+    assert "Table 13" in paper.citation
+    assert set(paper.metrics.query("metric == 'r1'")["value"]) == {58.4, 37.8}
+    comparison = compare([str(evaluation.save(tmp_path / "runs")), "paper:radford2021/clip-vit-l14-336px"])
+    assert comparison.table.empty  # recalls are tested on per-query ranks, which published numbers lack

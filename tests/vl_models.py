@@ -119,3 +119,22 @@ def save_tiny_openclip(folder: Path, seed: int = 0) -> Path:
     model = open_clip.create_model(f"local-dir:{folder}")
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, folder / "open_clip_model.safetensors")
     return folder
+
+
+def coco_root(root: Path, n_images: int = 10, seed: int = 1) -> Path:
+    """A data root with Karpathy's COCO test list and captions for ``n_images`` generated JPEGs in
+    ``coco/val2014`` (the official folder name)."""
+    from PIL import Image
+
+    coco = root / "coco"
+    (coco / "val2014").mkdir(parents=True)
+    ids = [f"COCO_val2014_{i:012d}.jpg" for i in range(n_images)]
+    rng = np.random.default_rng(seed)
+    for image_id in ids:
+        Image.fromarray(rng.integers(0, 256, (30, 34, 3), dtype=np.uint8)).save(coco / "val2014" / image_id)
+    images = [{"filename": image_id, "split": "test",
+               "sentences": [{"tokens": caption(i, k).split(), "raw": caption(i, k)} for k in range(5)]}
+              for i, image_id in enumerate(ids)]
+    (coco / "dataset_coco.json").write_text(json.dumps({"images": images, "dataset": "coco"}))
+    (coco / "karpathy_test_images.txt").write_text("".join(f"val2014/{image_id} {i}\n" for i, image_id in enumerate(ids)))
+    return root
