@@ -10,12 +10,13 @@ Plugins and API users need not subclass it: any object with ``encode(list[str]) 
 :class:`benchbox.encoder_adapter.AdaptedEncoder` (see ``docs/plugins.md``).
 
 Every call into an encoder's own code runs behind one guard, :func:`encoder_call`: construction (in
-:mod:`benchbox.encoder_loading`), ``dim``, ``config``, ``weights_digest``, ``fingerprint``, ``encode`` and
-``encode_images`` (and ``preprocess_image`` of a :class:`VisionLanguageEncoder`). Any exception it raises, ``SystemExit`` included (a ``sys.exit(0)`` inside an encoder once
-ended a command with status 0 and no run), becomes one :class:`BenchboxError` line naming the encoder and the
-call; a :class:`BenchboxError`, an OS error naming its file and ``KeyboardInterrupt`` pass unchanged. Subclasses
-get the guard on these methods automatically (:meth:`Encoder.__init_subclass__`); what ``encode_images``
-returns is also converted and checked (:func:`benchbox.embedding_checks.check_image_output`).
+:mod:`benchbox.encoder_loading`), ``dim``, ``config``, ``weights_digest``, ``fingerprint``, ``encode``,
+``encode_images``, ``run_notes`` and a :class:`VisionLanguageEncoder`'s ``preprocess_image``. Any exception it
+raises, ``SystemExit`` included (a ``sys.exit(0)`` inside an encoder once ended a command with status 0 and no
+run), becomes one :class:`BenchboxError` line naming the encoder and the call; a :class:`BenchboxError`, an OS
+error naming its file and ``KeyboardInterrupt`` pass unchanged. Subclasses get the guard on these methods
+automatically (:meth:`Encoder.__init_subclass__`); what ``encode_images`` returns is also converted and checked
+(:func:`benchbox.embedding_checks.check_image_output`).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def _name(encoder: Any) -> str:
 #: the methods of an encoder that run its own code, with how a message names them
 GUARDED = {"dim": "dim", "config": "config()", "weights_digest": "weights_digest()", "fingerprint": "fingerprint()",
            "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()",
-           "preprocess_image": "preprocess_image()"}
+           "preprocess_image": "preprocess_image()", "run_notes": "run_notes()"}
 
 
 def _guarded(method: Callable[..., Any], attribute: str) -> Callable[..., Any]:
