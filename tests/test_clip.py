@@ -203,3 +203,17 @@ def test_coco_images_from_the_default_folder_against_the_clip_paper(models, tmp_
     assert set(paper.metrics.query("metric == 'r1'")["value"]) == {58.4, 37.8}
     comparison = compare([str(evaluation.save(tmp_path / "runs")), "paper:radford2021/clip-vit-l14-336px"])
     assert comparison.table.empty  # recalls are tested on per-query ranks, which published numbers lack
+
+
+def test_registered_under_entry_points():
+    import tomllib
+    from pathlib import Path
+
+    from benchbox.registry import import_attribute
+
+    declared = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    encoders = declared["project"]["entry-points"]["benchbox.encoders"]
+    assert encoders["clip"] == SPEC
+    assert import_attribute(encoders["clip"]).name == "clip"
+    assert encoders["open-clip"] == "benchbox.encoders.openclip:OpenCLIPEncoder"
+    assert declared["project"]["optional-dependencies"]["openclip"] == ["open_clip_torch>=3.3"]
