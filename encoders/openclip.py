@@ -158,10 +158,10 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         truncated = sum(n > self.context_length for n in self._token_counts(sentences))
-        self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
-        if truncated:
+        if truncated and not self.truncated:  # the first time only; the run records the total
             log(f"{self.name}: {truncated} of {len(sentences)} sentences are longer than {self.context_length} "
-                "tokens (the model's context length) and were truncated")
+                "tokens (the model's context length) and were truncated; the run records the total (encoder notes)")
+        self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
         out = [self._text(sentences[start : start + batch_size]).cpu().numpy()
                for start in range(0, len(sentences), batch_size)]
         return np.concatenate(out)
