@@ -90,14 +90,18 @@ def test_fingerprint_follows_the_weights(models):
     assert load_encoder(SPEC, model=str(models["clip"]), max_length="8").fingerprint() != first.fingerprint()
 
 
-def test_truncation_is_counted_logged_and_recorded(models, flickr, capsys):
+def test_truncation_is_counted_logged_and_recorded(models, flickr, monkeypatch):
+    import benchbox.encoders.clip as module
+
+    logged = []
+    monkeypatch.setattr(module, "log", logged.append)
     encoder = load_encoder(SPEC, model=str(models["clip"]), max_length="8")
     encoder.encode(["short", "a sentence of many characters"])
-    assert "1 of 2 sentences are longer than 8 tokens and were truncated" in capsys.readouterr().err
+    assert len(logged) == 1 and "1 of 2 sentences are longer than 8 tokens and were truncated" in logged[0]
     assert encoder.run_notes() == {"truncated_sentences": 1, "encoded_sentences": 2, "max_length": 8}
     evaluation = run_tasks(encoder, ["retrieval"], data_dir=flickr[0], cache=False)
     # one token per character, plus start and end: only the captions "im 10 v K ." and "im 11 v K ." exceed 8
-    assert evaluation.encoder["notes"]["truncated_sentences"] == 1 + 10
+    assert evaluation.encoder["notes"]["truncated_sentences"] == 1 + 10 and len(logged) == 1  # logged once
 
 
 def test_bad_options_and_offline_hub_name(models):
