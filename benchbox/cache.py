@@ -1,6 +1,8 @@
-"""Embedding cache keyed by encoder fingerprint × sentence text.
+"""Embedding cache keyed by encoder × sentence text.
 
-Layout: ``<cache dir>/<fingerprint>/<shard>.keys.npy`` (rows of 16 bytes: sha256 prefixes of the UTF-8 text) beside
+The encoder's folder is named by :func:`benchbox.identity.cache_key` (its fingerprint, output width and a
+digest of its provider's version; called ``<fingerprint>`` below). Layout:
+``<cache dir>/<fingerprint>/<shard>.keys.npy`` (rows of 16 bytes: sha256 prefixes of the UTF-8 text) beside
 ``<shard>.emb.npy`` (float32 rows in the same order) and ``<shard>.sha256`` (the sha256 of the two files'
 bytes, embeddings first). Each file is written atomically (temporary file, then rename), the keys file last,
 so an interrupted write leaves no half shard. The cache dir is ``--cache-dir``, else ``$BENCHBOX_CACHE``, else

@@ -50,8 +50,9 @@ items share a normalised sentence, directly or through other rows, get one label
 sentences come from), the retrieval directions of one task one label (:func:`benchbox.meta.row_cluster`),
 any other row its own: the inputs of the claim-level statistics
 (:mod:`benchbox.claims`). Two runs whose tasks recorded different protocol switches (the ``protocol_key`` of
-the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding) are refused, or with
-``allow_protocol_mismatch`` compared and the mismatch recorded.
+the task's options: e.g. ``--text raw`` vs ``senteval``, the STS-B label encoding), or whose tasks read a data
+file with different contents (the sha256 each run recorded), are refused, or with ``allow_protocol_mismatch``
+compared and the mismatch recorded.
 
 Summary rows (Merkx & Frank 2019 count them as their 26 "tasks"): one per subset of a correlation task with
 its Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
@@ -82,8 +83,9 @@ from benchbox import meta, stats
 from benchbox.atomic import atomic_path
 from benchbox.claims import ALPHA, claims, headline
 from benchbox.errors import BenchboxError
-from benchbox.sources import Source, is_run_collection, origin, resolve_sources, seed_groups
-from benchbox.task import MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
+from benchbox.reuse import EMBEDDED_PREFIX
+from benchbox.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
+from benchbox.task import TESTS, MetricSpec, TaskOptions, protocol_switches, resolve_tasks, task_class
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
@@ -91,7 +93,8 @@ COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
 CORRELATION_TESTS = {"williams": stats.williams_test, "steiger": stats.steiger_test}
-FAMILIES = ("all", "pair")
+#: the families a correction may run over, as the report states them
+FAMILIES = {"all": "every row of every pair compared", "pair": "the rows of each pair of models apart"}
 #: how the per-subset correlation rows treat pairs that share a sentence: ``sentence-groups`` (the grouped
 #: jackknife when some pairs share one) or ``independent`` (Williams/Steiger on every row, the reference)
 ITEM_DEPENDENCE = ("sentence-groups", "independent")
@@ -99,9 +102,6 @@ ITEM_DEPENDENCE = ("sentence-groups", "independent")
 JACKKNIFE = "jackknife (sentence groups)"
 #: per-item columns holding the sentences of an item, for sentence groups and row clusters
 TEXT_COLUMNS = ("sentence1", "sentence2", "sentence")
-#: the per-item columns each test reads
-TEST_COLUMNS = {"correlation": ("gold", "score"), "accuracy": ("correct",), "ranks": ("direction", "rank"),
-                "mean": ("metric", "value"), "bootstrap": ()}
 
 
 @dataclass(frozen=True)
@@ -396,7 +396,7 @@ class _Pair:
                 spec = tests.metrics.get(metric)
                 if spec is None or spec.test is None:
                     continue
-                lacking = [c for c in TEST_COLUMNS[spec.test] if c not in ia.columns or c not in ib.columns]
+                lacking = [c for c in TESTS[spec.test].columns if c not in ia.columns or c not in ib.columns]
                 if lacking:
                     raise BenchboxError(f"{task}: metric {metric} is tested by {spec.test!r}, which needs the per-item "
                                         f"column(s) {', '.join(lacking)}; the runs' per-item files lack them")
@@ -527,7 +527,7 @@ def _pairs(resolved: list[Source], baseline: str | None) -> list[tuple[Source, S
 
 def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
     """One line per task where the two runs recorded different protocol switches (the protocol keys of the
-    task's options, :func:`task_tests`)."""
+    task's options, :func:`task_tests`), and one where they read a data file with different contents."""
     lines = []
     for task in tasks:
         pa, pb = a.protocols.get(task), b.protocols.get(task)
@@ -539,7 +539,17 @@ def protocol_mismatches(a: Source, b: Source, tasks: list[str]) -> list[str]:
         if differ:
             lines.append(f"{task}: {a.label} vs {b.label} differ in "
                          + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in differ))
+        files = data_mismatches(a.checksums.get(task, {}), b.checksums.get(task, {}))
+        if files:
+            lines.append(f"{task}: {a.label} vs {b.label} read different data: {', '.join(files)} "
+                         "(its sha256 differs)")
     return lines
+
+
+def data_mismatches(a: dict[str, str], b: dict[str, str]) -> list[str]:
+    """The data files both runs read (the embedded copy counts as the file it copies) with different sha256."""
+    a, b = ({label.removeprefix(EMBEDDED_PREFIX): sha for label, sha in x.items()} for x in (a, b))
+    return sorted(label for label in set(a) & set(b) if a[label] != b[label])
 
 
 def _check_settings(test: str, correction: str, family: str, pooling: str, item_dependence: str) -> None:
@@ -665,6 +675,8 @@ def compare(
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
                                cache=cache, log=log, rerun=rerun, labels=labels)
+    for line in not_seeds(resolved):
+        log(line)
     return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,
                            family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                            pooling=pooling, seeds=seeds, item_dependence=item_dependence)

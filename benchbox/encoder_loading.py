@@ -27,6 +27,7 @@ from typing import Any
 from benchbox.encoder import Encoder, encoder_call
 from benchbox.encoder_adapter import as_encoder, describe
 from benchbox.errors import BenchboxError
+from benchbox.identity import attach_build, build_of
 from benchbox.registry import ENCODERS, import_attribute
 from benchbox.store import MANIFEST, Run
 
@@ -40,7 +41,10 @@ def load_encoder(spec: Any, **kwargs: Any) -> Encoder:
     :class:`BenchboxError`."""
     if not isinstance(spec, (str, os.PathLike)):
         _no_options(spec, kwargs)
-        return as_encoder(spec)
+        encoder = as_encoder(spec)
+        if spec is encoder:
+            return encoder  # an Encoder object made by the caller: recorded by its class, no options
+        return attach_build(encoder, build_of(spec, None, {}))
     text = os.fspath(spec)
     if text not in ENCODERS:
         if Path(text).exists():
@@ -48,12 +52,15 @@ def load_encoder(spec: Any, **kwargs: Any) -> Encoder:
         if MODULE_ATTRIBUTE.fullmatch(text):
             return instantiate(_import(text), text, kwargs)
     entry = ENCODERS.resolve(text)  # an unknown name raises the registry's error: close names, available ones
-    return instantiate(ENCODERS.load(entry), text, kwargs, default_name=entry.name)
+    return instantiate(ENCODERS.load(entry), text, kwargs, default_name=entry.name, source=entry.qualified)
 
 
-def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str | None = None) -> Encoder:
+def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str | None = None,
+                source: str | None = None) -> Encoder:
     """An encoder from what ``spec`` refers to: a class is called with ``kwargs``, an object or callable is
-    used (and adapted unless it is an :class:`Encoder`)."""
+    used (and adapted unless it is an :class:`Encoder`); its build (``source``, default ``spec``; class;
+    options) is attached (:mod:`benchbox.identity`)."""
+    build = build_of(obj, source or spec, kwargs)
     if isinstance(obj, type):
         if not issubclass(obj, Encoder) and not callable(getattr(obj, "encode", None)):
             raise BenchboxError(f"{spec} is {describe(obj)}, which has no encode(list[str]) method: not an encoder")
@@ -67,7 +74,7 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
         if not isinstance(obj, Encoder) and not callable(getattr(obj, "encode", None)) and not callable(obj):
             raise BenchboxError(f"{spec} is a {describe(obj)}, which has no encode(list[str]) method and is not "
                                 "callable: not an encoder")
-    return as_encoder(obj, default_name)
+    return attach_build(as_encoder(obj, default_name), build)
 
 
 def _no_options(obj: Any, kwargs: dict[str, Any], spec: str | None = None) -> None:
@@ -99,15 +106,16 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
             f"{path} exists but is not a benchbox model folder (no {MANIFEST}); give an encoder name "
             f"({', '.join(ENCODERS.names())}) or a training run folder"
         )
-    manifest = Run.open(path).manifest
-    encoder_name = (manifest.get("encoder") or {}).get("name")
+    record = Run.open(path).record
+    encoder_name = record.encoder.name
     if not encoder_name:
         raise BenchboxError(f"{path / MANIFEST} names no encoder: is it an evaluation run, not a model?")
     cls = ENCODERS.get(encoder_name)
     if not hasattr(cls, "from_path"):
         raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
     with encoder_call(encoder_name, f"construction from {path}"):
-        return cls.from_path(path, **kwargs)
+        encoder = cls.from_path(path, **kwargs)
+    return attach_build(encoder, build_of(encoder, str(path), kwargs, training=record.config or None))
 
 
 def _what(exc: BaseException) -> str:

@@ -24,9 +24,10 @@ from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
+from benchbox.identity import cache_key, encoder_record, task_record
 from benchbox.image_files import image_embedder
+from benchbox.item_checks import check_items
 from benchbox.options import check_number
-from benchbox.provenance import components
 from benchbox.store import METRIC_COLUMNS, write_run
 from benchbox.task import (
     DataFile,
@@ -53,11 +54,13 @@ class Evaluation:
     cache_stats: dict[str, int] = field(default_factory=dict)
     #: the user's name for the model (:mod:`benchbox.labels`), recorded in the manifest when given
     label: str | None = None
-    #: seconds per task (``run_tasks``), and where the encoder and task classes come from (provenance)
+    #: seconds per task (``run_tasks``)
     elapsed_s: dict[str, float] = field(default_factory=dict)
-    parts: dict[str, Any] | None = None
     #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
+    #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
+    #: beside the encoder, not in its identity (it depends on what the cache already held)
+    encoder_notes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -71,13 +74,14 @@ class Evaluation:
             "kind": "eval",
             **({"label": self.label} if self.label else {}),
             "encoder": self.encoder,
+            **({"encoder_notes": self.encoder_notes} if self.encoder_notes else {}),
             "options": self.options.recorded(),
             "data_root": self.data_root,
             "tasks": {r.task: self._task_record(r) for r in self.results},
             **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
         items = {r.task: r.items for r in self.results if not r.items.empty}
-        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items, parts=self.parts)
+        return write_run(runs_dir, self.encoder["name"], manifest, self.metrics_frame(), items)
 
     def _task_record(self, result: TaskResult) -> dict[str, Any]:
         """What the manifest keeps of one task: protocol, data checksums and, for a known task, its option
@@ -88,6 +92,7 @@ class Evaluation:
             record["elapsed_s"] = self.elapsed_s[result.task]
         task = self.tasks.get(result.task)
         if task is not None:
+            record["implementation"] = task_record(task)
             record["options"] = option_values(task, self.options)
             record["metadata"] = task.recorded_metadata()
         return record
@@ -117,8 +122,8 @@ def make_embedder(
 
     if cache is None or not encoder.cacheable:  # an adapted encoder without a fingerprint is never cached
         return encode
-    fingerprint = encoder.fingerprint()
-    return lambda sentences: cache.embed(fingerprint, sentences, encode)
+    key = cache_key(encoder)
+    return lambda sentences: cache.embed(key, sentences, encode)
 
 
 def _say_fallback(data: DataRoot, tasks: list[Task], options: TaskOptions, log: Callable[[str], None]) -> None:
@@ -176,18 +181,18 @@ def run_tasks(
         ctx.log(f"evaluating {encoder.name} on {task.name}")
         started = time.perf_counter()
         results.append(task.evaluate(encoder, ctx))
+        check_items(task, results[-1])
         elapsed[task.name] = round(time.perf_counter() - started, 3)
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
-        encoder={"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
-                 "config": encoder.config(), **({"notes": notes} if (notes := encoder.run_notes()) else {})},
+        encoder=encoder_record(encoder),
+        encoder_notes=encoder.run_notes(),
         results=results,
         options=options,
         data_root=str(data.root),
         cache_stats=stats,
         label=label,
         elapsed_s=elapsed,
-        parts=components(encoder, task_objs),
         tasks={task.name: task for task in task_objs},
     )
 

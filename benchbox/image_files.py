@@ -11,14 +11,13 @@ one line naming the file.
 Embedding (:func:`image_embedder`): each file is decoded with PIL, converted to RGB and passed through the
 encoder's own preprocessing (``preprocess_image``) in a pool of worker threads (PIL's decoding and resizing
 release the GIL), the next batch loading while the model embeds the current one. Image embeddings are stored
-in the embedding cache (:mod:`benchbox.cache`) like sentence embeddings, under :func:`image_fingerprint` (the
-encoder's fingerprint, marked as its image side) and keyed by each file's sha256: a changed file or a changed
-model is embedded again, a renamed or moved file is not.
+in the embedding cache (:mod:`benchbox.cache`) like sentence embeddings, under :func:`image_cache_key` (the
+encoder's cache key — fingerprint, width, provider version — marked as its image side) and keyed by each file's
+sha256: a changed file or a changed model is embedded again, a renamed or moved file is not.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ from benchbox.data import DataRoot
 from benchbox.embedding_checks import check_image_output
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.errors import BenchboxError
+from benchbox.identity import cache_key
 from benchbox.image_features import IMAGE_EXTENSIONS, normalise_id
 
 if TYPE_CHECKING:
@@ -97,9 +97,10 @@ def find_images(data: DataRoot, dataset: str, image_ids: list[str], given: str |
     return ImageSet(folders, tuple(index[normalise_id(i)] for i in image_ids))
 
 
-def image_fingerprint(encoder: VisionLanguageEncoder) -> str:
-    """The embedding-cache key of ``encoder``'s image side (its fingerprint marked ``:images``)."""
-    return hashlib.sha256(f"{encoder.fingerprint()}:images".encode()).hexdigest()[:20]
+def image_cache_key(encoder: VisionLanguageEncoder) -> str:
+    """The embedding-cache folder of ``encoder``'s image side: its text side's (:func:`benchbox.identity.cache_key`)
+    marked ``-images``."""
+    return f"{cache_key(encoder)}-images"
 
 
 def load_image(encoder: VisionLanguageEncoder, path: Path) -> np.ndarray:
@@ -161,7 +162,7 @@ def image_embedder(
             return encode(list(images.paths))
         checksums = [data.checksum(p) for p in images.paths]
         by_checksum = dict(zip(checksums, images.paths))
-        return cache.embed(image_fingerprint(encoder), checksums, lambda keys: encode([by_checksum[k] for k in keys]))
+        return cache.embed(image_cache_key(encoder), checksums, lambda keys: encode([by_checksum[k] for k in keys]))
 
     return embed
 

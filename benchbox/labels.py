@@ -47,12 +47,6 @@ def split_label(spec: str | os.PathLike) -> tuple[str | None, str]:
     return check_label(label, where=f"{text!r}"), target
 
 
-def stored_label(manifest: dict[str, Any]) -> str | None:
-    """The label recorded in a run manifest (``"label"``), if any."""
-    label = manifest.get("label")
-    return label if isinstance(label, str) and label else None
-
-
 def model_folder_label(spec: str | os.PathLike) -> str | None:
     """The label stored in a trained-model folder named by ``spec`` (its evaluation runs inherit it), if any."""
     from benchbox.registry import ENCODERS
@@ -61,4 +55,4 @@ def model_folder_label(spec: str | os.PathLike) -> str | None:
     path = Path(spec)
     if os.fspath(spec) in ENCODERS or not (path / MANIFEST).is_file():  # a registered name wins, as in load_encoder
         return None
-    return stored_label(Run.open(path).manifest)
+    return Run.open(path).record.label

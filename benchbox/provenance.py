@@ -6,11 +6,13 @@
   ``command`` (``sys.argv``);
 * ``packages``: Python's version and the installed versions of benchbox and of the libraries its numbers
   depend on (:data:`RECORDED_PACKAGES`);
-* ``provenance``: ``components`` (for an evaluation: the module, distribution and version that provided the
-  encoder class and each task class, found with ``importlib.metadata.packages_distributions``, so a
-  third-party plugin's version is recorded), ``benchbox_git`` (``revision`` and ``dirty`` when benchbox is
+* ``provenance``: ``benchbox_git`` (``revision`` and ``dirty`` when benchbox is
   imported from a git checkout, else null), ``python``, ``platform``, ``cpu`` (model, logical core count, the CPUs
   this process may use and the threads in force: :mod:`benchbox.threads`) and ``gpu`` (the CUDA device names torch sees when the run imported torch, else an empty list).
+
+:func:`component` finds the module, distribution and version that provide a class (with
+``importlib.metadata.packages_distributions``, so a third-party plugin's version is recorded); an evaluation
+run's identity (:mod:`benchbox.identity`) records it for the encoder and every task.
 
 Everything here is best effort and fast (two ``git`` calls of at most a few seconds, cached per process): a
 machine without git, ``/proc/cpuinfo`` or CUDA records null, never fails the run.
@@ -22,7 +24,6 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Iterable
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
@@ -70,12 +71,6 @@ def component(cls: type) -> dict[str, Any]:
     except metadata.PackageNotFoundError:
         version = None
     return {"class": f"{module}.{cls.__qualname__}", "distribution": dist, "version": version}
-
-
-def components(encoder: object, tasks: Iterable[object]) -> dict[str, Any]:
-    """Where the encoder and each task of an evaluation come from (:func:`component`), tasks by name."""
-    return {"encoder": component(type(encoder)),
-            "tasks": {getattr(task, "name", type(task).__name__): component(type(task)) for task in tasks}}
 
 
 @lru_cache(maxsize=1)
@@ -136,13 +131,13 @@ def environment() -> dict[str, Any]:
     }
 
 
-def manifest_header(run_id: str, *, parts: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The fields every run manifest starts with (module docstring); ``parts``: :func:`components`."""
+def manifest_header(run_id: str) -> dict[str, Any]:
+    """The fields every run manifest starts with (module docstring)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "created": now(),
         "command": list(sys.argv),
         "packages": package_versions(),
-        "provenance": {**({"components": parts} if parts is not None else {}), **environment()},
+        "provenance": environment(),
     }

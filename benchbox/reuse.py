@@ -2,39 +2,46 @@
 
 ``benchbox compare`` evaluates encoder names and trained-model folders on demand; rather than writing a
 duplicate run each time, it reuses an evaluation run under ``--runs-dir`` that would give identical numbers
-(DESIGN.md: "re-running the same encoder × task × protocol × data … must give identical numbers"). A run is
-reused only when all of these hold:
+(re-running the same encoder × task × protocol × data must give identical numbers). A run is reused only
+when its whole identity (:mod:`benchbox.identity`) matches the one asked for:
 
 - it is an intact evaluation run (``"kind": "eval"``; its metric and per-item tables match their checksums);
-- its encoder has the same name and fingerprint (weights and configuration);
-- it recorded every requested task, and its metrics hold rows of each;
+- its encoder record is equal: name, fingerprint (weights and configuration), width, class, providing
+  distribution and version, every option (given and defaulted), seed;
+- it recorded every requested task, with rows of each in its metrics, and for each the same implementation
+  (class, provider and version, the task's declared ``version``) and option values;
 - its evaluation options (the protocol switches: ``--text``, ``--fix-stsb-labels``, features, retrieval
   conventions, seed, bootstrap, ...) are equal to the ones asked for;
 - it was written by the same benchbox version (the task implementations are part of the package);
 - every data file each requested task read still has the sha256 recorded then (the file the data root
   would give now, embedded fallback included).
 
-Of several such runs the newest (by run id, which starts with its UTC time) is taken.
+Of several such runs the newest (by run id, which starts with its UTC time) is taken. When the newest run of
+the same encoder name is passed over, one log line says which field differs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from collections.abc import Callable
+from typing import Any
+
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
+from benchbox.jsonio import to_jsonable
+from benchbox.identity import describe_difference, differences, encoder_record, task_record
 from benchbox.provenance import package_versions
 from benchbox.store import MANIFEST, Run
-from benchbox.task import TaskOptions
+from benchbox.task import Task, TaskOptions, option_values
 
 EMBEDDED_PREFIX = "embedded:"
 
 
 def recorded_options(options: TaskOptions) -> dict:
-    """``options`` as a run manifest stores them (JSON round trip)."""
-    return json.loads(json.dumps(options.recorded(), default=str))
+    """``options`` as a run manifest stores them."""
+    return to_jsonable(options.recorded())
 
 
 def data_unchanged(checksums: dict[str, str], data: DataRoot) -> bool:
@@ -48,48 +55,72 @@ def data_unchanged(checksums: dict[str, str], data: DataRoot) -> bool:
     return True
 
 
-def _matches(run: Run, name: str, fingerprint: str, tasks: list[str], options: dict, version: str | None,
-             data: DataRoot) -> bool:
-    manifest = run.manifest
-    encoder = manifest.get("encoder") or {}
-    recorded = manifest.get("tasks") or {}
-    if (run.kind != "eval" or encoder.get("name") != name or encoder.get("fingerprint") != fingerprint
-            or manifest.get("options") != options or (manifest.get("packages") or {}).get("benchbox") != version
-            or not isinstance(recorded, dict) or not set(tasks) <= set(recorded)):
-        return False
-    if not set(tasks) <= set(run.metrics["task"]):
-        return False
+def wanted_identity(encoder: Any, tasks: list[Task], options: TaskOptions) -> dict[str, Any]:
+    """The identity an evaluation of ``encoder`` on ``tasks`` under ``options`` would record."""
+    return {"encoder": encoder_record(encoder), "options": recorded_options(options),
+            "benchbox": package_versions().get("benchbox"),
+            "tasks": {task.name: {"implementation": task_record(task),
+                                  "options": to_jsonable(option_values(task, options))}
+                      for task in tasks}}
+
+
+def recorded_identity(run: Run, tasks: list[str]) -> dict[str, Any]:
+    """The same of a run, for ``tasks`` (:func:`wanted_identity`)."""
+    record = run.record
+    entries = record.tasks
+    return {"encoder": record.encoder.record, "options": record.options, "benchbox": record.benchbox_version,
+            "tasks": {task: {"implementation": entries[task].implementation if task in entries else None,
+                             "options": entries[task].options if task in entries else None} for task in tasks}}
+
+
+def _why_not(run: Run, tasks: list[str], wanted: dict[str, Any], data: DataRoot) -> str | None:
+    """None when ``run`` can be reused, else the reason (the first fields that differ)."""
+    if run.kind != "eval":
+        return f"a {run.kind} run"
+    missing = [t for t in tasks if t not in run.record.tasks or t not in set(run.metrics["task"])]
+    if missing:
+        return f"it lacks the task(s) {', '.join(missing)}"
+    found = differences(recorded_identity(run, tasks), wanted)
+    if found:
+        return f"{describe_difference(found)} differ(s)"
     for task in tasks:
         run.items(task)  # checks the per-item table against the manifest
-        if not data_unchanged((recorded[task] or {}).get("data_checksums") or {}, data):
-            return False
-    return True
+        if not data_unchanged(run.record.tasks[task].data_checksums, data):
+            return f"the data files of {task} changed since it was written"
+    return None
 
 
 def find_reusable_run(
     runs_dir: str | os.PathLike,
     *,
-    name: str,
-    fingerprint: str,
-    tasks: list[str],
+    encoder: Any,
+    tasks: list[Task],
     options: TaskOptions,
     data: DataRoot,
+    log: Callable[[str], None] = lambda message: None,
 ) -> Run | None:
-    """The newest run under ``runs_dir`` that gives what evaluating encoder ``name`` with ``fingerprint`` on
-    ``tasks`` under ``options`` and ``data`` would (see the module docstring), or None. Unreadable or altered
-    runs are passed over, never reused."""
+    """The newest run under ``runs_dir`` that gives what evaluating ``encoder`` on ``tasks`` under ``options``
+    and ``data`` would (see the module docstring), or None. Unreadable or altered runs are passed over, never
+    reused; when the newest run of the encoder's name is passed over, ``log`` says why, in one line."""
     runs_dir = Path(runs_dir)
     if not runs_dir.is_dir():
         return None
-    wanted = recorded_options(options)
-    version = package_versions().get("benchbox")
+    wanted = wanted_identity(encoder, tasks, options)
+    names = [task.name for task in tasks]
     folders = sorted((p for p in runs_dir.iterdir() if not p.name.startswith(".") and (p / MANIFEST).is_file()),
                      key=lambda p: p.name, reverse=True)
+    said = False
     for folder in folders:
         try:
             run = Run.open(folder)
-            if _matches(run, name, fingerprint, tasks, wanted, version, data):
-                return run
+            if run.record.encoder.name != encoder.name:
+                continue
+            reason = _why_not(run, names, wanted, data)
         except (BenchboxError, OSError):
             continue
+        if reason is None:
+            return run
+        if not said:
+            log(f"not reusing run {run.path} for {encoder.name}: {reason}")
+            said = True
     return None

@@ -28,7 +28,8 @@ import pandas as pd
 
 from benchbox import published
 from benchbox.errors import BenchboxError
-from benchbox.labels import model_folder_label, split_label, stored_label
+from benchbox.identity import describe_difference, differences, seed_free
+from benchbox.labels import model_folder_label, split_label
 from benchbox.store import MANIFEST, METRIC_COLUMNS, Run
 
 NAMINGS = ("fingerprint", "name")
@@ -52,7 +53,7 @@ class Source:
     items: Callable[[str], pd.DataFrame | None] = _no_items
     #: what named it, normalised (a run's resolved path, else the name as given): matches ``--seeds`` specs
     origin: str = ""
-    #: runs only: encoder name + configuration and options without seeds (groups the seeds of one configuration)
+    #: runs only: the encoder's identity and options without seeds (:func:`model_key`: groups the seeds of a model)
     config_key: str | None = None
     fingerprint: str | None = None
     #: runs only: the encoder name (names a group of seeds)
@@ -61,6 +62,8 @@ class Source:
     protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
     recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: runs only: per task, the sha256 of each data file it read (label → sha256)
+    checksums: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def is_reference(self) -> bool:
@@ -131,36 +134,42 @@ def _without_seeds(value: Any) -> Any:
     return value
 
 
+def model_key(run: Run) -> str:
+    """What runs that are seeds of one model share: the encoder's identity without what a seed changes
+    (:func:`benchbox.identity.seed_free`) and the evaluation options without seeds."""
+    record = run.record
+    return json.dumps({"encoder": seed_free(record.encoder.record), "options": _without_seeds(record.options)},
+                      sort_keys=True, default=str)
+
+
 def default_label(run: Run) -> str:
     """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
-    encoder = run.manifest.get("encoder") or {}
-    name, fingerprint = encoder.get("name", run.run_id), encoder.get("fingerprint")
-    return f"{name}@{fingerprint[:8]}" if fingerprint else f"{name}@{run.run_id}"
+    encoder = run.record.encoder
+    name = encoder.name or run.run_id
+    return f"{name}@{encoder.fingerprint[:8]}" if encoder.fingerprint else f"{name}@{run.run_id}"
 
 
 def _unlabelled(run: Run, naming: str) -> str:
     if naming == "fingerprint":
         return default_label(run)
-    return str((run.manifest.get("encoder") or {}).get("name") or run.run_id)
+    return run.record.encoder.name or run.run_id
 
 
 def run_source(run: Run, label: str | None = None, *, naming: str = "fingerprint", spec: str | None = None) -> Source:
     """A run as a source, labelled ``label``, else by the label stored in it, else as ``naming`` says."""
-    encoder = run.manifest.get("encoder") or {}
-    key = json.dumps({"name": encoder.get("name", run.run_id), "config": _without_seeds(encoder.get("config", {})),
-                      "options": _without_seeds(run.manifest.get("options", {}))}, sort_keys=True, default=str)
-    tasks = {task: info for task, info in (run.manifest.get("tasks") or {}).items() if isinstance(info, dict)}
+    record = run.record
     return Source(
-        label=label or stored_label(run.manifest) or _unlabelled(run, naming),
+        label=label or record.label or _unlabelled(run, naming),
         metrics=run.metrics,
         items=run.items,
         run=run,
         origin=spec if spec is not None else str(run.path.resolve()),
-        config_key=key,
-        fingerprint=encoder.get("fingerprint"),
-        name=encoder.get("name", run.run_id),
-        protocols={task: dict(info.get("protocol") or {}) for task, info in tasks.items()},
-        recorded={task: info["metadata"] for task, info in tasks.items() if isinstance(info.get("metadata"), dict)},
+        config_key=model_key(run),
+        fingerprint=record.encoder.fingerprint,
+        name=record.encoder.name or run.run_id,
+        protocols={task: entry.protocol for task, entry in record.tasks.items()},
+        recorded={task: entry.metadata for task, entry in record.tasks.items() if entry.metadata is not None},
+        checksums={task: entry.data_checksums for task, entry in record.tasks.items()},
     )
 
 
@@ -241,9 +250,8 @@ def resolve_sources(
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
     spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
     sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
-    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. Without
-    ``evaluate`` (reports) a run named twice is one source. Repeated labels are made unique
-    (:func:`_unique_labels`)."""
+    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. A run
+    named twice is one source. Repeated labels are made unique (:func:`_unique_labels`)."""
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
     found: list[Source | _OnDemand] = []
@@ -256,8 +264,7 @@ def resolve_sources(
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
             named = [s for s in named if _has_any(s, tasks)]
         found += named
-    if not evaluate:
-        found = _once(found)
+    found = _once(found, log)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not _has_any(s, tasks):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
@@ -272,12 +279,13 @@ def _has_any(source: Source, tasks: list[str]) -> bool:
     return bool(set(tasks) & set(source.metrics["task"]))
 
 
-def _once(found: list[Source | _OnDemand]) -> list[Source | _OnDemand]:
-    """Each run folder once, at its first place."""
+def _once(found: list[Source | _OnDemand], log: Callable[[str], None]) -> list[Source | _OnDemand]:
+    """Each run folder once, at its first place: a run named twice is one model (said in one line)."""
     first: dict[Path, Source] = {}
     for s in found:
         if isinstance(s, Source) and s.path is not None:
-            first.setdefault(s.path.resolve(), s)
+            if first.setdefault(s.path.resolve(), s) is not s:
+                log(f"{s.path} is named more than once: it counts once, as {first[s.path.resolve()].label}")
     return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
 
 
@@ -298,9 +306,9 @@ def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_
     data = DataRoot(data_dir)
     for task in resolve_tasks(names):  # missing data fails before any evaluation
         data.require(task.required_files(options))
-    reused = {id(s): None if rerun else find_reusable_run(runs_dir, name=s.encoder.name,
-                                                          fingerprint=s.encoder.fingerprint(), tasks=names,
-                                                          options=options, data=data) for s in pending}
+    task_objs = resolve_tasks(names)
+    reused = {id(s): None if rerun else find_reusable_run(runs_dir, encoder=s.encoder, tasks=task_objs,
+                                                          options=options, data=data, log=log) for s in pending}
     if any(run is None for run in reused.values()):
         check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
     out: list[Source] = []
@@ -352,15 +360,31 @@ def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
 
 
 def seed_groups(sources: list[Source]) -> dict[str, list[Source]]:
-    """The runs of each configuration (same encoder, configuration and evaluation options but for seeds) that
-    has at least two distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
+    """The runs of each model (identities equal but for the seed, :func:`model_key`) that has at least two
+    distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
     groups: dict[str, list[Source]] = {}
     for s in sources:
         if s.config_key is not None:
             groups.setdefault(s.config_key, []).append(s)
     named: dict[str, list[Source]] = {}
-    for key, members in groups.items():
+    for members in groups.values():
         if len({m.fingerprint for m in members}) >= 2:
-            name = f"{json.loads(key)['name']} ({len(members)} seeds)"
+            name = f"{members[0].name} ({len(members)} seeds)"
             named[name if name not in named else f"{name} #{len(named) + 1}"] = members
     return named
+
+
+def not_seeds(sources: list[Source]) -> list[str]:
+    """One line for each pair of runs of one encoder name that are not seeds of one model, naming the fields
+    of their identities that differ besides the seed (e.g. an ``-e`` option)."""
+    lines, seen = [], {}
+    for s in sources:
+        if s.config_key is None:
+            continue
+        earlier = seen.setdefault(s.name, [])
+        if earlier and all(other.config_key != s.config_key for other in earlier):
+            found = differences(json.loads(earlier[0].config_key), json.loads(s.config_key))
+            lines.append(f"{earlier[0].label} and {s.label} are not seeds of one model: "
+                         f"{describe_difference(found)} differ(s)")
+        earlier.append(s)
+    return lines

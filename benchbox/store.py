@@ -30,6 +30,7 @@ from benchbox.atomic import atomic_folder
 from benchbox.data import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.jsonio import dumps
+from benchbox.manifest import Manifest
 from benchbox.provenance import manifest_header
 
 METRIC_COLUMNS = ["task", "subset", "metric", "value", "ci_low", "ci_high", "n"]
@@ -46,18 +47,16 @@ def write_run(
     manifest: dict[str, Any],
     metrics: pd.DataFrame,
     items: dict[str, pd.DataFrame],
-    *,
-    parts: dict[str, Any] | None = None,
 ) -> Path:
     """Write a run atomically under ``runs_dir`` and return its folder. The manifest is the provenance header
-    (:func:`benchbox.provenance.manifest_header`, with ``parts``: where the encoder and tasks come from), then
+    (:func:`benchbox.provenance.manifest_header`), then
     ``manifest``, then the list of the run's files."""
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     run_id = new_run_id(label)
     final = runs_dir / run_id
     with atomic_folder(final, runs_dir / f".tmp-{run_id}") as tmp:
-        full = {**manifest_header(run_id, parts=parts), **manifest}
+        full = {**manifest_header(run_id), **manifest}
         tables = {"metrics.csv": metrics.reindex(columns=METRIC_COLUMNS)}
         tables.update({f"items/{task}.csv": frame for task, frame in items.items()})
         if items:
@@ -93,13 +92,18 @@ class Run:
                                 "re-run the evaluation")
         return manifest
 
+    @cached_property
+    def record(self) -> Manifest:
+        """The manifest, typed (:class:`benchbox.manifest.Manifest`): how every reader of a run reads it."""
+        return Manifest.parse(self.manifest, self.path.name)
+
     @property
     def run_id(self) -> str:
-        return self.manifest.get("run_id", self.path.name)
+        return self.record.run_id
 
     @property
     def kind(self) -> str:
-        return self.manifest.get("kind", "eval")
+        return self.record.kind
 
     @cached_property
     def metrics(self) -> pd.DataFrame:

@@ -329,9 +329,20 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
                    f"`benchbox study {study.path}` runs only the new cells")
 
 
+def cell_labels(cells: list[Cell]) -> list[str]:
+    """How the comparison and the report name each cell's model, the same in every run of the study: the
+    encoder's name (with ``seed N`` for a seed), else, when that repeats, the cell's name."""
+    names = [cell.encoder + (f" seed {cell.seed}" if cell.seed is not None else "") for cell in cells]
+    return [name if names.count(name) == 1 else cell.name for name, cell in zip(names, cells)]
+
+
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:
-    from benchbox.compare import compare
+    """One comparison of the finished cells' runs (labelled as the report labels them), written as
+    ``comparison.json``/``.csv`` and rendered as it is in ``report.md``: the two always agree."""
+    from benchbox.compare import compare_sources
     from benchbox.reports import write_report
+    from benchbox.sources import resolve_sources
+    from benchbox.task import resolve_tasks
 
     baseline = study.baseline
     matches = [run for cell, run in zip(cells, runs) if cell.encoder == baseline and not cell.options]
@@ -342,9 +353,12 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
         if cell.group:
             groups.setdefault(cell.group, []).append(run)
     seeds = {g: members for g, members in groups.items() if len(members) > 1}
-    comparison = compare(runs, study.tasks, baseline=baseline, log=log, seeds=seeds)
+    specs = [f"{label}={run}" for label, run in zip(cell_labels(cells), runs)]
+    sources = resolve_sources(specs, evaluate=False, naming="name", log=log)
+    tasks = [task.name for task in resolve_tasks(study.tasks)]
+    comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
     comparison.to_json(study.out / "comparison.json")
     comparison.to_csv(study.out / "comparison.csv")
-    report = write_report(runs, study.out / "report.md", compare=True, log=log, seeds=seeds)
+    report = write_report(specs, study.out / "report.md", log=log, comparison=comparison)
     return {"comparison": str(study.out / "comparison.json"), "csv": str(study.out / "comparison.csv"),
             "report": str(report), "headlines": "\n".join(comparison.headlines())}

@@ -12,7 +12,10 @@ so that adding a task touches only its module and its entry point:
   ``"ranks"`` (items ``direction``, ``rank``: ``r<K>`` by McNemar on hit@K, ``medr``/``meanr`` by Wilcoxon),
   ``"mean"`` (items ``metric``, ``value``: paired bootstrap of the mean of the items of that metric),
   ``"bootstrap"`` (paired bootstrap of ``statistic(rows) -> float``, any per-item columns), or None (no test:
-  dev scores, rsum, F1). ``summary=True`` marks the metric counted as one "task" in compare's summary line.
+  dev scores, rsum, F1). The columns each test reads are declared once, in :data:`TESTS`; ``eval`` refuses items
+  that lack them, repeat a key, hold non-finite gold, or are constant where a test needs them to vary
+  (:mod:`benchbox.item_checks`). ``summary=True`` marks the metric counted as one "task" in compare's summary
+  line.
 - ``main_score``, ``item_kind`` (what a per-item row is), ``item_keys`` (the columns that pair the items of two
   runs), ``version``, ``license``, ``citation`` (BibTeX), ``reference`` (short), ``group`` (the report section,
   e.g. ``"semantic similarity"``) and ``order`` (position in reports, then the name).
@@ -71,8 +74,26 @@ from benchbox.data import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 
-#: the paired tests compare can run on a metric (see the module docstring)
-TESTS = ("correlation", "accuracy", "ranks", "mean", "bootstrap")
+
+@dataclass(frozen=True)
+class PairedTest:
+    """What a paired test reads of a task's per-item rows: ``eval`` checks a task's items carry them
+    (:mod:`benchbox.item_checks`), ``compare`` reads them. ``columns``: the columns the test reads;
+    ``varying``: those of them that must vary within a subset, because the test's statistic is undefined when
+    one is constant (a correlation with constant gold or constant scores)."""
+
+    columns: tuple[str, ...] = ()
+    varying: tuple[str, ...] = ()
+
+
+#: the paired tests compare can run on a metric (see the module docstring), with what each reads
+TESTS: dict[str, PairedTest] = {
+    "correlation": PairedTest(("gold", "score"), varying=("gold", "score")),
+    "accuracy": PairedTest(("correct",)),
+    "ranks": PairedTest(("direction", "rank")),
+    "mean": PairedTest(("metric", "value")),
+    "bootstrap": PairedTest(),
+}
 #: what a metric's number is: a correlation in [-1, 1], a percentage, a rank, a squared error, anything else
 UNITS = ("r", "%", "rank", "mse", "value")
 

@@ -14,6 +14,14 @@ FLOP model (multiply-adds count 2): a GRU step costs 2·3·(E·n + n·n) per dir
 the image projection 2·2048·2n per image. Training ≈ 3 × forward (backward ≈ 2 × forward). Element-wise
 work is ignored, so this under-counts slightly.
 
+Then (issue #30's target: ≥ 1.5× at n = 1024, batch 32, one thread) a training step of benchbox against the
+same step of caption2image's model (DannyMerkx/caption2image, the code of Merkx & Frank 2019), re-created here
+from its description: character embedding, a packed bidirectional GRU over the length-sorted batch, unmasked
+per-dimension attention, L2 norm; the image side a linear layer and L2 norm; the loss the sum of hinge
+violations in both directions; Adam. The same captions and image vectors, steps interleaved (benchbox,
+benchbox with the packed layer it used before, caption2image), medians of the per-step times; ratios from
+the same run.
+
 Run: ``BENCHBOX_DATA=/work/shared/data python benchmarks/bench_char_rnn.py [--threads 2] [--steps 20]``.
 """
 
@@ -24,10 +32,12 @@ import time
 
 import numpy as np
 import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from benchbox.data import DataRoot
 from benchbox.encoders.char_rnn import encoder_for
-from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
+from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, _finish
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.training.batching import epoch_plan, padding_waste
 from benchbox.training.config import TrainConfig
@@ -81,6 +91,77 @@ def bench_training(train, n: int, steps: int, warmup: int = 2) -> tuple[float, f
     return captions / elapsed, flops / elapsed
 
 
+class Caption2Image(nn.Module):
+    """caption2image's caption and image encoders (module docstring), for timing only."""
+
+    def __init__(self, vocab_size: int, n: int, feature_dim: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, 20, padding_idx=0)
+        self.gru = nn.GRU(20, n, batch_first=True, bidirectional=True)
+        self.att_hidden, self.att_out = nn.Linear(2 * n, 128), nn.Linear(128, 2 * n)
+        self.image = nn.Linear(feature_dim, 2 * n)
+
+    def forward(self, chars: torch.Tensor, lengths: torch.Tensor, visual: torch.Tensor) -> torch.Tensor:
+        order = torch.argsort(lengths, descending=True)  # its batcher sorts by length
+        x = pack_padded_sequence(self.embed(chars[order]), lengths[order], batch_first=True)
+        h, _ = pad_packed_sequence(self.gru(x)[0], batch_first=True)
+        alpha = torch.softmax(self.att_out(torch.tanh(self.att_hidden(h))), dim=1)
+        captions = nn.functional.normalize((alpha * h).sum(dim=1), p=2, dim=1)
+        images = nn.functional.normalize(self.image(visual[order]), p=2, dim=1)
+        scores = captions @ images.t()
+        diagonal = scores.diag()
+        off = 1 - torch.eye(len(scores))
+        return (((0.2 - diagonal[:, None] + scores).clamp(min=0) + (0.2 - diagonal[None, :] + scores).clamp(min=0))
+                * off).sum()
+
+
+def packed_loss(net: CharRNNNet, config: TrainConfig, chars: torch.Tensor, lengths: torch.Tensor,
+                visual: torch.Tensor) -> torch.Tensor:
+    """benchbox's step with the packed recurrent layer it trained with before (for the before/after ratio)."""
+    caption = net.caption
+    packed = pack_padded_sequence(caption.embed(chars), lengths, batch_first=True, enforce_sorted=False)
+    h, _ = pad_packed_sequence(caption.rnn(packed)[0], batch_first=True)
+    mask = torch.arange(h.shape[1])[None, :] < lengths[:, None]
+    captions = _finish(caption.attention(h, mask), caption.nonneg)
+    return sum(weighted_terms(config, captions, net.image(visual), None, None).values())
+
+
+def bench_against_caption2image(train, n: int, steps: int, warmup: int = 1) -> dict[str, float]:
+    """Median seconds per training step of benchbox, benchbox with the packed layer and caption2image."""
+    config = TrainConfig(encoder="char-gru", dataset="flickr8k", visual="random", hidden=n)
+    torch.manual_seed(0)
+    vocab = CharVocab.build(train.captions)
+    net = CharRNNNet(vocab, NetConfig(hidden=n, feature_dim=train.visual.shape[1]))
+    reference = Caption2Image(len(vocab), n, train.visual.shape[1])
+    model = TrainModule(net)
+    optimizers = {"benchbox": torch.optim.Adam(net.parameters(), lr=1e-4),
+                  "benchbox, packed layer": torch.optim.Adam(net.parameters(), lr=1e-4),
+                  "caption2image": torch.optim.Adam(reference.parameters(), lr=1e-4)}
+
+    def loss_of(name: str, chars, lengths, visual) -> torch.Tensor:
+        if name == "benchbox":
+            c, v, _ = model(chars, lengths, visual, None, None)
+            return sum(weighted_terms(config, c, v, None, None).values())
+        if name == "benchbox, packed layer":
+            return packed_loss(net, config, chars, lengths, visual)
+        return reference(chars, lengths, visual)
+
+    times: dict[str, list[float]] = {name: [] for name in optimizers}
+    plan = epoch_plan(train.lengths, batch_size=32, seed=0, epoch=0)
+    for i, batch in enumerate(plan[: warmup + steps]):
+        chars, lengths = vocab.batch([train.captions[r] for r in batch.captions])
+        visual = torch.from_numpy(train.visual[batch.images])
+        for name, optimizer in optimizers.items():
+            t = time.perf_counter()
+            loss = loss_of(name, chars, lengths, visual)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if i >= warmup:
+                times[name].append(time.perf_counter() - t)
+    return {name: float(np.median(values)) for name, values in times.items()}
+
+
 def bench_inference(sentences: list[str], vocab: CharVocab, n: int) -> float:
     net = CharRNNNet(vocab, NetConfig(hidden=n, feature_dim=None))
     encoder = encoder_for([net])
@@ -96,6 +177,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed training steps per size")
     parser.add_argument("--inference", type=int, default=1000, help="sentences for the inference timing")
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024])
+    parser.add_argument("--against-steps", type=int, default=8,
+                        help="interleaved steps of benchbox vs caption2image (n = 1024, one thread); 0 to skip")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -118,6 +201,12 @@ def main() -> None:
         print(f"n={n}: training {rate:.1f} captions/s, {flops / 1e9:.1f} GFLOP/s = {100 * flops / peak:.1f}% of "
               f"GEMM peak; one Flickr8k epoch ({EPOCH_CAPTIONS} captions) ≈ {EPOCH_CAPTIONS / rate / 60:.1f} min; "
               f"inference {inference:.0f} sentences/s")
+    if args.against_steps:
+        torch.set_num_threads(1)
+        medians = bench_against_caption2image(train, 1024, args.against_steps)
+        base = medians["caption2image"]
+        print(f"n=1024, batch 32, one thread, median s/step over {args.against_steps} interleaved steps: " + ", ".join(
+            f"{name} {seconds:.2f} ({base / seconds:.2f}× caption2image)" for name, seconds in medians.items()))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Protocol: the model's own, as in the CLIP paper's zero-shot retrieval and LAION'
   whose text tower pools the last position and was trained on inputs padded so (the transformers SigLIP docs:
   ``padding="max_length"``); ``get_text_features`` (the projected pooled output), L2-normalised.
   Sentences longer than ``max_length`` tokens are counted, logged (the first time) and recorded in the run's
-  encoder ``notes``.
+  ``encoder_notes``.
 - Images: the model's image processor (resize, centre crop, normalise) on the RGB image, ``get_image_features``,
   L2-normalised. Similarity: cosine. SigLIP's learned logit scale and bias are monotone, so ranks are unchanged.
 - ``precision``: ``float32`` (default), ``float16`` or ``bfloat16`` weights and activations; embeddings are
@@ -146,7 +146,7 @@ class CLIPEncoder(VisionLanguageEncoder):
         truncated = sum(n > self.max_length for n in lengths)
         if truncated and not self.truncated:  # the first time only; the run records the total
             log(f"{self.name}: {truncated} of {len(sentences)} sentences are longer than {self.max_length} tokens "
-                "and were truncated (option max_length); the run records the total (encoder notes)")
+                "and were truncated (option max_length); the run records the total (encoder_notes)")
         self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
         order = np.argsort(lengths, kind="stable")  # batches of similar length: little padding
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)

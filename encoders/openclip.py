@@ -12,7 +12,7 @@ A pretrained tag (``laion2b_s34b_b79k``) is not fetched: the error names the hub
 
 Protocol (as CLIP_benchmark's zero-shot retrieval): the model's tokenizer at the model's context length (its
 positional embedding is that long; longer sentences are truncated, counted, logged and recorded in the run's
-encoder ``notes``), ``encode_text``; the model's evaluation transform on the RGB image, ``encode_image``; both
+``encoder_notes``), ``encode_text``; the model's evaluation transform on the RGB image, ``encode_image``; both
 L2-normalised; cosine similarity. ``precision``: float32 (default), float16 or bfloat16 (OpenCLIP's
 ``pure_fp16``/``pure_bf16``); embeddings are returned as float32.
 """
@@ -160,7 +160,7 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
         truncated = sum(n > self.context_length for n in self._token_counts(sentences))
         if truncated and not self.truncated:  # the first time only; the run records the total
             log(f"{self.name}: {truncated} of {len(sentences)} sentences are longer than {self.context_length} "
-                "tokens (the model's context length) and were truncated; the run records the total (encoder notes)")
+                "tokens (the model's context length) and were truncated; the run records the total (encoder_notes)")
         self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
         out = [self._text(sentences[start : start + batch_size]).cpu().numpy()
                for start in range(0, len(sentences), batch_size)]

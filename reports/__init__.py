@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from benchbox.errors import BenchboxError
 
@@ -41,12 +42,15 @@ def write_report(
     neighbours: list[str | os.PathLike] | None = None,
     log: Callable[[str], None] = lambda message: None,
     seeds: dict[str, list[str]] | None = None,
+    comparison: Any = None,
 ) -> Path:
     """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
     runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``neighbours``:
     ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
-    groups for the claims (:func:`benchbox.compare.compare`)."""
+    groups for the claims (:func:`benchbox.compare.compare`); ``comparison``: a comparison already made of
+    these runs (a :class:`benchbox.compare.Comparison`, labelled as the report labels runs), rendered as it is
+    instead of ``compare`` making one, so that a study's report and its ``comparison.json`` are one answer."""
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
@@ -62,8 +66,7 @@ def write_report(
     sources = resolve_sources(list(runs), evaluate=False, naming="name")
     sources += [paper_source(name) for name in references or []]
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
-        comparison = None
-        if compare:
+        if compare and comparison is None:
             comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
         report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":

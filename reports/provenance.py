@@ -25,14 +25,13 @@ def _flat(value: Any, prefix: str = "") -> dict[str, str]:
 def runs_table(sources: list[Source]) -> Table:
     rows = []
     for s in sources:
-        m = s.run.manifest
-        encoder = m.get("encoder") or {}
-        kind = str(m.get("kind", "eval"))
+        record = s.run.record
+        kind = record.kind
         if kind == "train" and training.status(s.run) != "complete":
             kind += f", {training.status(s.run)}"
-        rows.append([s.label, str(m.get("run_id", s.run.path.name)), kind,
-                     fmt.plain(encoder.get("name", "")), fmt.plain(encoder.get("fingerprint", fmt.MISSING)),
-                     fmt.plain(m.get("created", fmt.MISSING)), " ".join(fmt.plain(a) for a in m.get("command") or [])])
+        rows.append([s.label, record.run_id, kind, fmt.plain(record.encoder.name or ""),
+                     fmt.plain(record.encoder.fingerprint or fmt.MISSING), fmt.plain(record.created or fmt.MISSING),
+                     " ".join(fmt.plain(a) for a in record.command)])
     return Table(caption="Runs", header=["Run", "Run ID", "Kind", "Encoder", "Fingerprint", "Created", "Command"],
                  rows=rows)
 
@@ -48,7 +47,7 @@ def _wide(sources: list[Source], caption: str, first: str, values: list[dict[str
 def encoder_table(sources: list[Source]) -> Table | None:
     values = []
     for s in sources:
-        encoder = dict(s.run.manifest.get("encoder") or {})
+        encoder = dict(s.run.record.encoder.record)
         encoder.pop("name", None)
         encoder.pop("fingerprint", None)
         values.append(_flat(encoder))
@@ -60,13 +59,12 @@ def options_table(sources: list[Source]) -> Table | None:
     its checksums), with the data root."""
     values = []
     for s in sources:
-        m = s.run.manifest
+        record, m = s.run.record, s.run.manifest
         flat = _flat({key: m[key] for key in ("options", "config", "training", "data_root") if key in m})
-        data = {k: v for k, v in (m.get("data") or {}).items() if k != "sources"}
+        data = {k: v for k, v in record.data.items() if k != "sources"}
         if data:
             flat.update(_flat({"data": data}))
-        flat.update(_flat({f"task.{task}.protocol": entry.get("protocol", {})
-                           for task, entry in sorted((m.get("tasks") or {}).items())}))
+        flat.update(_flat({f"task.{task}.protocol": entry.protocol for task, entry in sorted(record.tasks.items())}))
         values.append(flat)
     return _wide(sources, "Options, protocols and training settings", "Setting", values)
 
@@ -75,10 +73,11 @@ def checksums_table(sources: list[Source]) -> Table | None:
     """One row per (task, file, sha256); the runs that read it. Differing checksums of one file show as two rows."""
     used: dict[tuple[str, str, str], list[str]] = {}
     for s in sources:
-        m = s.run.manifest
-        files = [(task, path, digest) for task, entry in (m.get("tasks") or {}).items()
-                 for path, digest in (entry.get("data_checksums") or {}).items()]
-        files += [("training", path, digest) for path, digest in ((m.get("data") or {}).get("sources") or {}).items()]
+        record = s.run.record
+        files = [(task, path, digest) for task, entry in record.tasks.items()
+                 for path, digest in entry.data_checksums.items()]
+        sources_read = record.data.get("sources")
+        files += [("training", path, digest) for path, digest in (sources_read or {}).items()]
         for key in files:
             used.setdefault(tuple(map(str, key)), []).append(s.label)
     if not used:
@@ -89,4 +88,4 @@ def checksums_table(sources: list[Source]) -> Table | None:
 
 def packages_table(sources: list[Source]) -> Table | None:
     return _wide(sources, "Package versions", "Package",
-                 [{str(k): fmt.plain(v) for k, v in (s.run.manifest.get("packages") or {}).items()} for s in sources])
+                 [{str(k): fmt.plain(v) for k, v in s.run.record.packages.items()} for s in sources])

@@ -39,10 +39,9 @@ def task_layout(task: str, sources: list[Source]) -> tuple[str, int]:
     if installed is not None:
         return installed.group, installed.order
     for source in sources:
-        tasks = (source.run.manifest.get("tasks") or {}) if source.run is not None else {}
-        info = tasks.get(task) if isinstance(tasks, dict) else None
-        metadata = info.get("metadata") if isinstance(info, dict) else None
-        if isinstance(metadata, dict) and isinstance(metadata.get("group"), str):
+        entry = source.run.record.tasks.get(task) if source.run is not None else None
+        metadata = entry.metadata if entry is not None else None
+        if metadata is not None and isinstance(metadata.get("group"), str):
             order = metadata.get("order")
             return metadata["group"], int(order) if isinstance(order, (int, float)) else LAST
     return OTHER, LAST

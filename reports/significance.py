@@ -13,6 +13,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from benchbox.compare import FAMILIES
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Paragraph, Table
@@ -23,10 +24,12 @@ CORRECTION_NAME = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 
 
 class ComparisonLike(Protocol):
-    """What the report needs of a comparison (``benchbox.compare.Comparison``): its table and correction."""
+    """What the report needs of a comparison (``benchbox.compare.Comparison``): its table, correction and the
+    family it corrects over."""
 
     table: pd.DataFrame
     correction: str
+    family: str
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class Pairwise:
 
     table: pd.DataFrame
     correction: str = "holm"
+    #: what the correction ran over (``benchbox.compare.FAMILIES``)
+    family: str = "pair"
     #: the claims of every pair and their per-row effects and per-seed scores (:func:`benchbox.claims.claims`)
     claims: pd.DataFrame | None = None
     claim_rows: pd.DataFrame | None = None
@@ -54,11 +59,12 @@ def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Se
 
 def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda message: None,
                   seeds: dict[str, list[str]] | None = None) -> Pairwise:
-    """Compare every pair of ``sources`` that shares a task with :func:`benchbox.compare.compare_sources`
-    (p-values adjusted within each pair), and keep the pairs with at least one evaluated model: published
-    comparators are compared with the runs, not with each other. When every pair shares a task, one comparison
-    of all sources, so that the seeds of one configuration make one model in the claims; otherwise pair by pair,
-    skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
+    """Compare every pair of ``sources`` that shares a task with :func:`benchbox.compare.compare_sources`, and
+    keep the pairs with at least one evaluated model: published comparators are compared with the runs, not
+    with each other. When every pair shares a task, one comparison of all sources with compare's own defaults
+    (the correction over ``family="all"``), so that ``report --compare`` and ``compare`` give the same verdicts
+    and the seeds of one configuration make one model in the claims; otherwise pair by pair (p-values adjusted
+    within each pair, as the report then says), skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
     sources), passed on when all sources are compared at once."""
     from benchbox.compare import compare_sources
 
@@ -68,12 +74,12 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     together = bool(pairs) and all(tasks[id(x)] & tasks[id(y)] for x, y in pairs)
     groups = [sources] if together else [[x, y] for x, y in pairs if tasks[id(x)] & tasks[id(y)]]
     tables, claims, claim_rows, claim_seeds, notes = [], [], [], [], []
-    correction, dependence = "holm", "sentence-groups"
+    correction, dependence, family = "holm", "sentence-groups", "pair"
     between = tuple(f"{x} vs {y}:" for x in published for y in published)
     for group in groups:
         log("comparing " + ", ".join(s.label for s in group))
-        result = compare_sources(group, family="pair", seeds=seeds if together else None)
-        correction, dependence = result.correction, result.item_dependence
+        result = compare_sources(group, seeds=seeds) if together else compare_sources(group, family="pair")
+        correction, dependence, family = result.correction, result.item_dependence, result.family
         tables.append(result.table[~_between_published(result.table, published)])
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
@@ -83,7 +89,7 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     if not tables:
         raise BenchboxError("--compare needs two evaluation runs, or a run and a reference, with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
-    return Pairwise(pd.concat(tables, ignore_index=True), correction, *joined, tuple(notes),
+    return Pairwise(pd.concat(tables, ignore_index=True), correction, family, *joined, tuple(notes),
                     item_dependence=dependence)
 
 
@@ -128,8 +134,8 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
     name = CORRECTION_NAME.get(correction, correction)
     blocks: list[Block] = [Paragraph(
         "Paired tests on the per-item scores of each pair of models (the same sentence pairs or queries), one per "
-        f"task (per subset: Pearson r, R@10 or accuracy); p-values are {name}-corrected for the number of "
-        "comparisons, and a verdict is significant at 5% after that correction. Differences are A − B with 95% "
+        f"task (per subset: Pearson r, R@10 or accuracy); p-values are {name}-corrected over "
+        f"{FAMILIES.get(comparison.family, comparison.family)}, and a verdict is significant at 5% after that correction. Differences are A − B with 95% "
         "intervals of each row alone, not adjusted for multiplicity, so an interval that excludes 0 may sit beside "
         "a corrected p above 0.05. Every test (Spearman, aggregates, other recalls, raw and Benjamini–Hochberg p) is in the "
         "appendix." + _dependence_note(comparison)

@@ -8,6 +8,8 @@ Scored sentence pairs (relatedness):
   quote handling (as SentEval's ``STSBenchmarkEval.loadFile``).
 - SICK (``SICK/SICK_{train,trial,test_annotated}.txt``): a header line, then pair_ID, sentence_A, sentence_B,
   relatedness_score, entailment_judgment; CRLF line ends are accepted.
+- A pair ID (SICK's pair_ID; STS-B's genre, file, year and sentence-pair id) on two lines is an error naming
+  both: the repeated pair would be scored twice.
 
 Labelled sentences and pairs (classification transfer):
 - MR, CR, SUBJ, MPQA: one sentence per line (latin-1), ``pos`` lines labelled 1 then ``neg`` lines 0 (SUBJ:
@@ -113,12 +115,22 @@ def _sentence(text: str, path: Path, lineno: int) -> str:
     return text
 
 
+def _once(seen: dict[str, int], pair_id: str, path: Path, lineno: int) -> None:
+    """Record that ``pair_id`` is on line ``lineno``; an ID seen before is an error naming both lines (the pair
+    would be scored twice, and n would count it twice)."""
+    if pair_id in seen:
+        raise BenchboxError(f"{path}:{lineno}: pair {pair_id} repeats line {seen[pair_id]}, so it would be scored "
+                            "twice: delete the repeated line")
+    seen[pair_id] = lineno
+
+
 def read_stsb(path: Path) -> PairData:
-    s1, s2, scores = [], [], []
+    s1, s2, scores, seen = [], [], [], {}
     for lineno, line in enumerate(text_lines(path), 1):
         fields = line.split("\t")
         if len(fields) < 7:
             raise BenchboxError(f"{path}:{lineno}: expected at least 7 tab-separated columns, found {len(fields)}")
+        _once(seen, " ".join(fields[:4]), path, lineno)
         scores.append(_score(fields[4], path, lineno, 0.0, 5.0))
         s1.append(_sentence(fields[5], path, lineno))
         s2.append(_sentence(fields[6], path, lineno))
@@ -131,11 +143,12 @@ def read_sick(path: Path) -> PairData:
     lines = text_lines(path)
     if not lines or not lines[0].startswith("pair_ID"):
         raise BenchboxError(f"{path}: expected a SICK header line starting with 'pair_ID'")
-    s1, s2, scores = [], [], []
+    s1, s2, scores, seen = [], [], [], {}
     for lineno, line in enumerate(lines[1:], 2):
         fields = line.split("\t")
         if len(fields) != 5:
             raise BenchboxError(f"{path}:{lineno}: expected 5 tab-separated columns, found {len(fields)}")
+        _once(seen, fields[0], path, lineno)
         s1.append(_sentence(fields[1], path, lineno))
         s2.append(_sentence(fields[2], path, lineno))
         scores.append(_score(fields[3], path, lineno, 1.0, 5.0))

@@ -15,6 +15,7 @@ inputs carry two extra columns of source attribution, ignored here).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -131,10 +132,13 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndarray) -> list[MetricRecord]:
-    """Pearson and Spearman of ``score`` against ``gold`` with Fisher-z 95% intervals."""
+    """Pearson and Spearman of ``score`` against ``gold`` with Fisher-z 95% intervals (NaN for a constant
+    side, which the run's item checks then refuse in one line: :mod:`benchbox.item_checks`)."""
     n = len(gold)
-    pearson = float(st.pearsonr(score, gold)[0])
-    spearman = float(st.spearmanr(score, gold)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", st.ConstantInputWarning)
+        pearson = float(st.pearsonr(score, gold)[0])
+        spearman = float(st.spearmanr(score, gold)[0])
     return [
         MetricRecord(task, subset, "pearson", pearson, *fisher_ci(pearson, n), n),
         MetricRecord(task, subset, "spearman", spearman, *fisher_ci(spearman, n, spearman=True), n),
@@ -168,7 +172,8 @@ class StsYear(Task):
 
     year: ClassVar[int]
     subsets: ClassVar[tuple[str, ...]]
-    main_score = "pearson"
+    #: the year's score (subset ``all``): Pearson r averaged over its subsets, SentEval's ``all`` ``mean``
+    main_score = "pearson_mean"
     metrics = CORRELATIONS + YEAR_AGGREGATES
     item_kind = "sentence pair: gold and cosine score"
     options = (TEXT_OPTION,)

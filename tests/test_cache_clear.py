@@ -54,11 +54,12 @@ def test_model_folder_is_refused_and_kept(tmp_path, capsys):
 
 def test_model_folder_clears_only_its_embeddings(tmp_path, capsys):
     from benchbox.encoder_loading import load_encoder
+    from benchbox.identity import cache_key
 
     cache_dir = tmp_path / "cache"
     model, _ = _char_run(tmp_path)
     other = _fill(cache_dir, "a" * 20)
-    mine = _fill(cache_dir, load_encoder(str(model)).fingerprint())
+    mine = _fill(cache_dir, cache_key(load_encoder(str(model))))
     model_files = {p: t for p, t in files_under(tmp_path).items() if p.startswith(str(model))}
     outcome = _clear(capsys, tmp_path, str(model), "--cache-dir", str(cache_dir))
     assert outcome.code == 0, outcome

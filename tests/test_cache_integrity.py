@@ -193,9 +193,11 @@ def test_wrong_width_plugin_exits_2_with_one_line(tmp_path):
 def test_cache_command_status_verify_clear(tmp_path, glove):
     cache_dir = tmp_path / "cache"
     run_tasks(glove, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=EmbeddingCache(cache_dir))
-    fingerprint = glove.fingerprint()
+    from benchbox.identity import cache_key
+
+    fingerprint = cache_key(glove)  # the encoder's cache folder
     status = _cli("cache", "status", "--cache-dir", str(cache_dir))
-    assert status.returncode == 0 and fingerprint in status.stdout and " 50 " in status.stdout
+    assert status.returncode == 0 and glove.fingerprint() in status.stdout and " 50 " in status.stdout
     assert _cli("cache", "verify", "--cache-dir", str(cache_dir)).stdout.strip() == "2 shards checked, 0 damaged and quarantined"
     _bit_flip(shard_arrays(cache_dir / fingerprint)[1])
     verify = _cli("cache", "verify", fingerprint, "--cache-dir", str(cache_dir))

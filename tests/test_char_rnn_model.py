@@ -133,3 +133,46 @@ def test_a_pickled_object_is_refused(tmp_path):
     torch.save({"format": "x", "obj": argparse.Namespace(a=1)}, path)  # arbitrary objects need unpickling
     with pytest.raises(BenchboxError, match="weights-only"):
         load_snapshot(path)
+
+
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+def test_cpu_training_path_equals_the_packed_layer(rnn):
+    """Training on the CPU runs each direction over the padded batch (no quadratic packed backward): its
+    outputs and gradients equal the packed bidirectional layer's to float rounding, and padded steps never
+    reach a caption's outputs."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from benchbox.encoders.char_rnn_net import bidirectional_padded
+
+    torch.manual_seed(3)
+    module = torch.nn.GRU(5, 8, batch_first=True, bidirectional=True) if rnn == "gru" else \
+        torch.nn.LSTM(5, 8, batch_first=True, bidirectional=True)
+    lengths = torch.tensor([6, 2, 4, 1])
+    x = torch.randn(4, 6, 5)
+    padded_x = x.clone().requires_grad_(True)
+    ours = bidirectional_padded(module, padded_x, lengths)
+    (ours.square().sum()).backward()
+    ours_grads = [p.grad.clone() for p in module.parameters()]
+    module.zero_grad()
+    packed_x = x.clone().requires_grad_(True)
+    reference = pad_packed_sequence(module(pack_padded_sequence(packed_x, lengths, batch_first=True,
+                                                                enforce_sorted=False))[0], batch_first=True)[0]
+    (reference.square().sum()).backward()
+    assert torch.allclose(ours, reference, atol=1e-6) and torch.equal(ours[1, 2:], torch.zeros(4, 16))
+    for mine, theirs in zip(ours_grads, (p.grad for p in module.parameters())):
+        assert torch.allclose(mine, theirs, atol=1e-5)
+    assert torch.allclose(padded_x.grad, packed_x.grad, atol=1e-6)
+    garbage = x.clone()
+    garbage[1, 2:] = 100.0  # what sits in the padding never changes a caption's outputs
+    assert torch.allclose(bidirectional_padded(module, garbage, lengths)[1, :2], ours[1, :2], atol=1e-6)
+
+
+def test_gru_scan_gradients_are_exact():
+    """The hand-written backward of the GRU scan against finite differences (double precision)."""
+    from benchbox.encoders.gru_scan import gru_scan
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 2, dtype=torch.float64, requires_grad=True)
+    weights = [torch.randn(shape, dtype=torch.float64, requires_grad=True) * 0.5 for shape in ((9, 2), (9, 3), (9,), (9,))]
+    weights = [w.detach().requires_grad_(True) for w in weights]
+    assert torch.autograd.gradcheck(gru_scan, (x, *weights))

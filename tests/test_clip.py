@@ -101,7 +101,7 @@ def test_truncation_is_counted_logged_and_recorded(models, flickr, monkeypatch):
     assert encoder.run_notes() == {"truncated_sentences": 1, "encoded_sentences": 2, "max_length": 8}
     evaluation = run_tasks(encoder, ["retrieval"], data_dir=flickr[0], cache=False)
     # one token per character, plus start and end: only the captions "im 10 v K ." and "im 11 v K ." exceed 8
-    assert evaluation.encoder["notes"]["truncated_sentences"] == 1 + 10 and len(logged) == 1  # logged once
+    assert evaluation.encoder_notes["truncated_sentences"] == 1 + 10 and len(logged) == 1  # logged once
 
 
 def test_bad_options_and_offline_hub_name(models):
@@ -190,6 +190,8 @@ def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
     manifest = json.loads(next((tmp_path / "runs").glob("*/manifest.json")).read_text())
     assert manifest["options"]["task_options"] == {"retrieval": {"images": str(moved)}}
     assert manifest["encoder"]["config"]["model_type"] == "clip"
+    notes = manifest["encoder_notes"]  # beside the encoder's identity, not in it (reuse compares the identity)
+    assert notes["max_length"] == POSITIONS and 0 < notes["truncated_sentences"] < notes["encoded_sentences"]
     assert isinstance(refused.exception, BenchboxError)
     assert "none of the tasks evaluated (stsb-cosine) reads image files" in str(refused.exception)
 

@@ -73,7 +73,7 @@ def test_second_compare_by_name_reuses_the_runs_and_rerun_writes_new_ones(setup)
     first_log, second_log, third_log = [], [], []
     first = _compare(runs, data, "glove-bow", "letter-counts", log=first_log.append)
     written = _folders(runs)
-    assert len(written) == 2 and not any("reusing" in line for line in first_log)
+    assert len(written) == 2 and not any(line.startswith("reusing") for line in first_log)
 
     second = _compare(runs, data, "glove-bow", "letter-counts", log=second_log.append)
     assert _folders(runs) == written  # no new folder
@@ -84,7 +84,7 @@ def test_second_compare_by_name_reuses_the_runs_and_rerun_writes_new_ones(setup)
     assert first.models == second.models and first.models[0].startswith("glove-bow@")
 
     third = _compare(runs, data, "glove-bow", "letter-counts", rerun=True, log=third_log.append)
-    assert len(_folders(runs)) == 4 and not any("reusing" in line for line in third_log)
+    assert len(_folders(runs)) == 4 and not any(line.startswith("reusing") for line in third_log)
     pd.testing.assert_frame_equal(first.table, third.table)  # a fresh evaluation, the same numbers
 
 
@@ -101,7 +101,7 @@ def test_a_run_covering_more_tasks_is_reused_one_missing_a_task_is_not(setup):
     _compare(runs2, data, "glove-bow", "letter-counts", tasks=("stsb-cosine",))
     log = []
     _compare(runs2, data, "glove-bow", "letter-counts", tasks=("stsb-cosine", "sickr-cosine"), log=log.append)
-    assert len(_folders(runs2)) == 4 and not any("reusing" in line for line in log)
+    assert len(_folders(runs2)) == 4 and not any(line.startswith("reusing") for line in log)
 
 
 @pytest.mark.parametrize("option", [["--seed", "7"], []])
@@ -143,7 +143,7 @@ def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(
     target.write_text("".join(["\t".join(fields), *lines[1:]]), encoding="utf-8")
     log = []
     _compare(runs, changed, "glove-bow", "letter-counts", log=log.append)
-    assert not any("reusing" in line for line in log) and len(_folders(runs)) == 4
+    assert not any(line.startswith("reusing") for line in log) and len(_folders(runs)) == 4
 
     # the identical file under a data root is the same data: reused
     target.write_text("".join(lines), encoding="utf-8")

@@ -652,14 +652,29 @@ _data_case("sts", "input not UTF-8", "sts12", _sts12, f"{STS12}/STS.input.MSRpar
 _data_case("sts", "gold not a number", "sts12", _sts12, f"{STS12}/STS.gs.MSRvid.txt", lambda b: b"high\n" + b[b.index(b"\n") + 1:])
 _data_case("sts", "input one column", "sts12", _sts12, f"{STS12}/STS.input.MSRvid.txt", lambda b: b"just one sentence\n" + b)
 _data_case("sts", "input empty", "sts12", _sts12, f"{STS12}/STS.input.MSRvid.txt", lambda b: b"")
+
+
+@case("sts", "gold all equal")
+def _sts_constant_gold(tmp: Path):
+    root = copy_data(tmp, *_sts12)
+    gold = root / STS12 / "STS.gs.MSRpar.txt"
+    gold.write_bytes(b"".join(b"3.0\n" if line.strip() else b"\n" for line in gold.read_bytes().splitlines()))
+    return ["eval", "glove-bow", "--task", "sts12", "--data-dir", str(root), "--runs-dir", str(tmp / "runs"),
+            "--no-cache"], "task sts12, subset MSRpar (data file STS.gs.MSRpar.txt"
+
+
 _sick = tuple(f"{SICK}/{f}" for f in ("SICK_train.txt", "SICK_trial.txt", "SICK_test_annotated.txt"))
 _data_case("sick", "test not UTF-8", "sickr-cosine", _sick, f"{SICK}/SICK_test_annotated.txt", lambda b: b.replace(b"man", b"m\xe9n", 1))
 _data_case("sick", "test header only", "sickr-cosine", _sick, f"{SICK}/SICK_test_annotated.txt", lambda b: b[: b.index(b"\n") + 1])
 _data_case("sick", "score not a number", "sickr-cosine", _sick, f"{SICK}/SICK_test_annotated.txt",
            lambda b: b.replace(b"\t4.5\t", b"\tfour\t", 1))
+_data_case("sick", "test line repeated", "sickr-cosine", _sick, f"{SICK}/SICK_test_annotated.txt",
+           lambda b: b + b.splitlines(keepends=True)[1])
 _stsb = tuple(f"{STSB}/sts-{s}.csv" for s in ("train", "dev", "test"))
 _data_case("stsb", "test not UTF-8", "stsb-cosine", _stsb, f"{STSB}/sts-test.csv", lambda b: b"\xe9" + b)
 _data_case("stsb", "test empty", "stsb-cosine", _stsb, f"{STSB}/sts-test.csv", lambda b: b"")
+_data_case("stsb", "test line repeated", "stsb-cosine", _stsb, f"{STSB}/sts-test.csv",
+           lambda b: b + b.splitlines(keepends=True)[0])
 _data_case("stsb", "test too few columns", "stsb-cosine", _stsb, f"{STSB}/sts-test.csv", lambda b: b"a\tb\n" + b)
 _mr = (f"{MR}/rt-polarity.pos", f"{MR}/rt-polarity.neg")
 _data_case("transfer", "mr positives empty", "mr", _mr, f"{MR}/rt-polarity.pos", lambda b: b"\n")

@@ -25,7 +25,7 @@ from benchbox.registry import TASKS as TASK_REGISTRY
 from benchbox.jsonio import SCHEMA_VERSION, dumps, write_json
 from benchbox.results import RUN_COLUMNS, leaderboard, load_runs
 from benchbox.store import MANIFEST
-from benchbox.task import TaskOptions
+from benchbox.task import TaskOptions, task_class
 from tests.helpers import LetterCounts
 
 runner = CliRunner()
@@ -168,7 +168,7 @@ def test_json_dash_gives_only_json_on_stdout_and_no_file(runs, tmp_path, monkeyp
         assert result.exit_code == 0, result.output
         assert strict(result.stdout)["schema_version"] == SCHEMA_VERSION
     result = runner.invoke(app, ["leaderboard", str(root / "runs"), "--csv", "-"])
-    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "label,fingerprint,stsb-cosine,sickr-cosine"
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "label,fingerprint,protocol,stsb-cosine,sickr-cosine"
     assert not (tmp_path / "-").exists()
 
 
@@ -211,7 +211,14 @@ def test_load_runs_of_three_encoders_equals_their_metrics(runs):
     root, folders = runs
     table = benchbox.load_runs(root / "runs")
     options = sorted(c for c in table.columns if c.startswith("option."))
-    assert list(table.columns) == RUN_COLUMNS + options and "option.seed" in options
+    encoder_options = sorted(c for c in table.columns if c.startswith("encoder_option."))
+    assert list(table.columns) == RUN_COLUMNS + options + encoder_options and "option.seed" in options
+    assert "encoder_option.lowercase" in encoder_options  # glove-bow's options, defaulted ones included
+    glove = table[table["encoder"] == "glove-bow"]
+    assert set(glove["encoder_provider"]) == {"benchbox"} and set(glove["encoder_version"]) == {benchbox.__version__}
+    # the task's declared version (was None for every task before runs recorded their implementation)
+    assert {t: set(g) for t, g in table.groupby("task")["task_version"]} == {
+        t: {task_class(t).version} for t in set(table["task"])}
     metrics = {name: pd.read_csv(path / "metrics.csv") for name, path in folders.items()}
     assert len(table) == sum(len(m) for m in metrics.values()) == 12
     for name, path in folders.items():
@@ -278,11 +285,13 @@ def test_run_manifest_records_provenance(runs):
     manifest = json.loads((folders["counts"] / MANIFEST).read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["packages"]["numpy"] == np.__version__ and manifest["packages"]["pandas"] == pd.__version__
-    parts = manifest["provenance"]["components"]
-    assert parts["encoder"] == {"class": "tests.helpers.LetterCounts", "distribution": None, "version": None}
+    encoder = manifest["encoder"]
+    assert encoder["class"] == "tests.helpers.LetterCounts"
+    assert encoder["provider"] == {"distribution": None, "version": None}
     for task in TASKS:
-        assert parts["tasks"][task]["distribution"] == "benchbox"
-        assert parts["tasks"][task]["version"] == benchbox.__version__
+        implementation = manifest["tasks"][task]["implementation"]
+        assert implementation["provider"] == {"distribution": "benchbox", "version": benchbox.__version__}
+        assert implementation["version"] == task_class(task).version
         assert 0 < manifest["tasks"][task]["elapsed_s"] < 600
     assert manifest["elapsed_s"] == pytest.approx(sum(manifest["tasks"][t]["elapsed_s"] for t in TASKS))
     provenance = manifest["provenance"]
@@ -301,7 +310,7 @@ def test_training_header_and_gpu_names(monkeypatch):
 
     header = manifest_header("some-run")
     assert header["schema_version"] == SCHEMA_VERSION and header["run_id"] == "some-run"
-    assert "components" not in header["provenance"] and header["command"] == sys.argv
+    assert header["command"] == sys.argv
     cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
                            get_device_name=lambda i: f"NVIDIA H100 #{i}")
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))

@@ -258,7 +258,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
                 "unit": unit}
 
     class Fake:
-        correction = "holm"
+        correction, family = "holm", "all"
         table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
                               row("dev", "pearson", "no significant difference", True, 0.2),
                               row("test", "spearman", "better", False, 0.0001)])

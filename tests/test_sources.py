@@ -34,12 +34,15 @@ def test_module_attribute_is_evaluated_on_demand_and_saved(evaluated):
     assert sum(line.startswith("run written to") for line in logged) == 2
 
 
-def test_a_folder_of_runs_is_every_evaluation_in_it_and_a_report_shows_a_run_named_twice_once(evaluated):
+def test_a_folder_of_runs_is_every_evaluation_in_it_and_a_run_named_twice_is_one_model(evaluated):
     runs, empty, sources, _ = evaluated
     again = resolve_sources([str(runs), str(sources[0].path)], evaluate=False)
     assert sorted(s.path for s in again) == sorted(s.path for s in sources)
-    twice = resolve_sources([str(sources[0].path), str(sources[0].path)], data_dir=empty, runs_dir=runs)
-    assert [s.path for s in twice] == [sources[0].path] * 2  # compare takes what it is given, as before
+    log = []
+    twice = resolve_sources([str(sources[0].path), str(sources[0].path)], data_dir=empty, runs_dir=runs,
+                            log=log.append)
+    assert [s.path for s in twice] == [sources[0].path]  # compare too: one run is one model
+    assert log == [f"{sources[0].path} is named more than once: it counts once, as {twice[0].label}"]
     result = compare([str(runs)], ["stsb-cosine"], data_dir=empty, runs_dir=runs, n_boot=BOOT)
     assert result.models == [s.label for s in sorted(sources, key=lambda s: s.path.name)]
     assert set(result.table["metric"]) >= {"pearson", "spearman"}

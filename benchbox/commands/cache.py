@@ -1,7 +1,8 @@
 """``benchbox cache status|verify|clear [ENCODER]``: see and repair the embedding cache (:mod:`benchbox.cache`).
 
-ENCODER is an encoder fingerprint (the name of a folder of the cache), or an encoder name / trained-model folder
-whose fingerprint is computed (``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
+ENCODER is the name of a folder of the cache (the encoder's fingerprint, width and provider digest:
+:func:`benchbox.identity.cache_key`), or an encoder name / trained-model folder whose folder is computed
+(``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
 Several may be given. ``clear`` deletes only encoder folders of a marked cache root (:mod:`benchbox.cache`,
 "Ownership"): every argument is resolved and checked first, and one that is not such a folder (a model folder,
 ``..``, ``/``, a path outside the cache) stops the command before anything is removed.
@@ -54,8 +55,8 @@ def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str]
 
 
 def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
-    """The cache folder one argument names: a plain folder name of the cache (a fingerprint), else the folder
-    of the fingerprint of the encoder it names. A path is never taken as the folder itself."""
+    """The cache folder one argument names: a plain folder name of the cache, else the folder of the encoder it
+    names (:func:`benchbox.identity.cache_key`). A path is never taken as the folder itself."""
     if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
         return directory / given
     if Path(given).exists() and not (Path(given) / MANIFEST).is_file():
@@ -65,10 +66,12 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
     from benchbox.commands.core import parse_encoder_options
     from benchbox.evaluation import load_encoder
 
-    fingerprint = load_encoder(given, **parse_encoder_options(encoder_opt or [])).fingerprint()
-    folder = directory / fingerprint
+    from benchbox.identity import cache_key
+
+    key = cache_key(load_encoder(given, **parse_encoder_options(encoder_opt or [])))
+    folder = directory / key
     if not folder.is_dir():
-        raise BenchboxError(f"the cache in {directory} holds nothing for {given} (fingerprint {fingerprint}): "
+        raise BenchboxError(f"the cache in {directory} holds nothing for {given} (cache folder {key}): "
                             "nothing was removed")
     return folder
 

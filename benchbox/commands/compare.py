@@ -42,7 +42,7 @@ def compare_command(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).", callback=AT_LEAST_0)] = 1111,
     family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
-    allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options anyway (recorded in the output).")] = False,
+    allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv); - for standard output (the table only).")] = None,

@@ -87,11 +87,11 @@ def leaderboard_command(
     json_path: json_option("Write the leaderboard as JSON:") = None,
     quiet: Quiet = False,
 ) -> None:
-    """Main scores of many runs in one table: models (label and fingerprint) × tasks, each cell the task's main
-    score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100
+    """Main scores of many runs in one table: models (label, fingerprint and protocol variant) × tasks, each
+    cell the task's declared main score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100
     as the reports do; CSV and JSON hold the values as recorded."""
     from benchbox import formatting
-    from benchbox.results import leaderboard, load_runs
+    from benchbox.results import STANDARD, leaderboard, load_runs
 
     _start(quiet, csv, json_path)
     table = _load(load_runs, runs, skip_bad)
@@ -109,11 +109,15 @@ def leaderboard_command(
                                            for t in tasks],
                                "rows": frame_records(board)})
     if not csv and not json_path:
-        keys = ["label", "fingerprint", *(["run_id"] if all_runs else [])]
+        keys = ["label", "fingerprint", "protocol", *(["run_id"] if all_runs else [])]
         rows = [[*(r[k] for k in keys), *(formatting.number(r[t], metrics[t]) for t in tasks)]
                 for r in board.to_dict(orient="records")]
         headers = [*keys, *(f"{t} ({metrics[t]})" for t in tasks)]
         out.print(markdown_table(headers, rows), highlight=False, soft_wrap=True)
+    variants = sorted(set(board["protocol"]) - {STANDARD})
+    if variants:
+        log(f"rows whose protocol is not {STANDARD} ({', '.join(variants)}) were evaluated under other protocol "
+            "switches: their scores are not comparable with the standard rows (compare refuses such pairs)")
     unknown = [t for t in tasks if not known[t]]
     if unknown:
         log(f"no registered main score recorded for {', '.join(unknown)}: showing the first metric each run recorded")

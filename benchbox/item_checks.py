@@ -1,0 +1,117 @@
+"""A task's per-item rows checked when the run is written (``eval``), not first read by ``compare``.
+
+``compare`` pairs two runs' items on the task's ``item_keys``, requires them to agree on ``gold``, and tests each
+metric on the columns its paired test reads (:data:`benchbox.task.TESTS`). Items that break those assumptions
+used to be scored with exit 0 or to fail only at compare time: a subset with constant gold printed an undefined
+Pearson as ``—`` and was pooled into the aggregates, NaN gold surfaced as "different gold scores for the same
+items", a ``ranks`` test without ``direction`` as a ``KeyError``. :func:`check_items` refuses a task's items
+unless:
+
+- every key column, and every column the test of a declared metric reads, is present;
+- no key occurs twice (an item scored twice counts twice in every number);
+- ``gold`` (where the items have it) and the columns the tests read hold no missing or non-finite value;
+- within a subset, no column a test needs to vary (a correlation's gold and score) is constant.
+
+Each refusal is one line naming the task, the subset (with its data files, where their names show it) and the
+item. Empty items are not checked: a task may return none, and compare then approximates from the metric rows.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from benchbox.errors import BenchboxError
+from benchbox.task import TESTS, MetricSpec, Task, TaskResult
+
+#: the column of the gold score or label, which compare requires two runs to agree on
+GOLD = "gold"
+
+
+def check_items(task: Task, result: TaskResult) -> None:
+    """A :class:`BenchboxError` naming the task, subset and item when ``result.items`` break a rule of the
+    module docstring."""
+    if result.items.empty:
+        return
+    tested = [spec for spec in task.metrics if spec.test is not None]
+    needed = dict.fromkeys(task.item_keys, "an item key")
+    for spec in tested:
+        for column in TESTS[spec.test].columns:
+            needed.setdefault(column, f"read by the {spec.test!r} test of metric {spec.name}")
+    _present(task, result, needed)
+    _unique(task, result)
+    _finite_values(task, result, [*([GOLD] if GOLD in result.items.columns else []), *needed])
+    _varying(task, result, tested)
+
+
+def _present(task: Task, result: TaskResult, needed: dict[str, str]) -> None:
+    """Every needed column (column → why it is needed) is in the items."""
+    missing = [column for column in needed if column not in result.items.columns]
+    if missing:
+        raise BenchboxError(f"task {task.name}: its per-item rows lack the column(s) {', '.join(missing)} "
+                            f"({needed[missing[0]]}; columns given: {', '.join(map(str, result.items.columns))}): "
+                            "the task's evaluate must return them")
+
+
+def _unique(task: Task, result: TaskResult) -> None:
+    """No two rows share the task's item key."""
+    keys = list(task.item_keys)
+    repeated = result.items.duplicated(keys, keep=False)
+    if repeated.any():
+        row = result.items[repeated].iloc[0]
+        raise BenchboxError(f"task {task.name}: {int(repeated.sum())} per-item rows share a key, e.g. "
+                            f"{_item(row, keys)}{_files(result, row)}: each item is scored once; remove the "
+                            "repeated item from the data (or give it its own key)")
+
+
+def _finite_values(task: Task, result: TaskResult, columns: list[str]) -> None:
+    """No missing value in ``columns``, and no NaN or infinity in those that are numeric."""
+    for column in dict.fromkeys(columns):
+        bad = ~_finite(result.items[column])
+        if bad.any():
+            row = result.items[bad].iloc[0]
+            raise BenchboxError(f"task {task.name}: {int(bad.sum())} items have no finite {column}, e.g. "
+                                f"{_item(row, list(task.item_keys))}{_files(result, row)} has {column} "
+                                f"{row[column]}: fix the data file or the task's evaluate")
+
+
+def _varying(task: Task, result: TaskResult, tested: list[MetricSpec]) -> None:
+    """Within each subset, no column a metric's test needs to vary (:attr:`benchbox.task.PairedTest.varying`) is constant."""
+    varying: dict[str, MetricSpec] = {}
+    for spec in tested:
+        for column in TESTS[spec.test].varying:
+            varying.setdefault(column, spec)
+    items = result.items
+    for subset, part in items.groupby("subset", sort=False) if "subset" in items.columns else [(None, items)]:
+        for column, spec in varying.items():
+            if part[column].nunique() == 1:
+                where = "its items" if subset is None else f"subset {subset}"
+                fix = "fix the data file" if column == GOLD else "check the encoder and the task's evaluate"
+                raise BenchboxError(f"task {task.name}, {where}{_files(result, part.iloc[0])}: all {len(part)} "
+                                    f"items have {column} {part[column].iloc[0]}, and the {spec.test!r} test of "
+                                    f"{spec.name} is undefined when {column} is constant: {fix}")
+
+
+def _finite(column: pd.Series) -> np.ndarray:
+    """Per row: a value that is present and, in a numeric column, finite."""
+    if pd.api.types.is_numeric_dtype(column):
+        return np.isfinite(column.to_numpy(float, na_value=np.nan))
+    return column.notna().to_numpy()
+
+
+def _item(row: pd.Series, keys: list[str]) -> str:
+    """The item's key, e.g. ``(subset=test, item=7)``."""
+    return "(" + ", ".join(f"{key}={row[key]}" for key in keys) + ")"
+
+
+def _files(result: TaskResult, row: pd.Series) -> str:
+    """`` (data file F, …)``: the task's data files whose names hold the row's subset as a word (``MSRpar`` in
+    ``STS.gs.MSRpar.txt``, ``test`` in ``SICK_test_annotated.txt``); empty when none does."""
+    subset = str(row.get("subset", ""))
+    word = re.compile(rf"(^|[._-]){re.escape(subset)}([._-]|$)")
+    found = sorted({name for path in result.data_checksums
+                    if subset and word.search(name := PurePosixPath(path).name)})
+    return f" (data file {', '.join(found)})" if found else ""
