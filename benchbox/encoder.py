@@ -10,12 +10,13 @@ Plugins and API users need not subclass it: any object with ``encode(list[str]) 
 :class:`benchbox.encoder_adapter.AdaptedEncoder` (see ``docs/plugins.md``).
 
 Every call into an encoder's own code runs behind one guard, :func:`encoder_call`: construction (in
-:mod:`benchbox.encoder_loading`), ``dim``, ``config``, ``weights_digest``, ``fingerprint``, ``encode`` and
-``encode_images``. Any exception it raises, ``SystemExit`` included (a ``sys.exit(0)`` inside an encoder once
-ended a command with status 0 and no run), becomes one :class:`BenchboxError` line naming the encoder and the
-call; a :class:`BenchboxError`, an OS error naming its file and ``KeyboardInterrupt`` pass unchanged. Subclasses
-get the guard on these methods automatically (:meth:`Encoder.__init_subclass__`); what ``encode_images``
-returns is also converted and checked (:func:`benchbox.embedding_checks.check_image_output`).
+:mod:`benchbox.encoder_loading`), ``dim``, ``config``, ``weights_digest``, ``fingerprint``, ``encode``,
+``encode_images``, ``run_notes`` and a :class:`VisionLanguageEncoder`'s ``preprocess_image``. Any exception it
+raises, ``SystemExit`` included (a ``sys.exit(0)`` inside an encoder once ended a command with status 0 and no
+run), becomes one :class:`BenchboxError` line naming the encoder and the call; a :class:`BenchboxError`, an OS
+error naming its file and ``KeyboardInterrupt`` pass unchanged. Subclasses get the guard on these methods
+automatically (:meth:`Encoder.__init_subclass__`); what ``encode_images`` returns is also converted and checked
+(:func:`benchbox.embedding_checks.check_image_output`).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def _name(encoder: Any) -> str:
 
 #: the methods of an encoder that run its own code, with how a message names them
 GUARDED = {"dim": "dim", "config": "config()", "weights_digest": "weights_digest()", "fingerprint": "fingerprint()",
-           "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()"}
+           "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()",
+           "preprocess_image": "preprocess_image()", "run_notes": "run_notes()"}
 
 
 def _guarded(method: Callable[..., Any], attribute: str) -> Callable[..., Any]:
@@ -143,6 +145,11 @@ class Encoder(ABC):
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
 
+    def run_notes(self) -> dict[str, Any]:
+        """What the encoder observed while encoding in this process (e.g. truncated sentences), recorded with
+        the run's encoder; not part of the fingerprint. Default: nothing."""
+        return {}
+
     def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
         """Embed ``sentences`` into a float32 array of shape [len(sentences), dim]."""
         sentences = validate_sentences(sentences)
@@ -172,6 +179,17 @@ class ImageTextEncoder(Encoder):
     @abstractmethod
     def encode_images(self, features: np.ndarray) -> np.ndarray:
         """Map image features [n, feature_dim] to the joint space [n, dim] (float32)."""
+
+
+class VisionLanguageEncoder(ImageTextEncoder):
+    """A grounded encoder whose image side embeds image files itself (CLIP-family models): tasks hand it decoded
+    images (:mod:`benchbox.image_files`), not a features file. ``preprocess_image`` is the model's own
+    preprocessing of one RGB image (run in parallel worker threads); ``encode_images`` embeds a batch of its
+    outputs, stacked: [n, channels, height, width] → [n, dim]."""
+
+    @abstractmethod
+    def preprocess_image(self, image: Any) -> np.ndarray:
+        """One ``PIL.Image`` (RGB) → the model's input array [channels, height, width] (float32)."""
 
 
 def validate_sentences(sentences: Any) -> list[str]:

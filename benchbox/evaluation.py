@@ -21,10 +21,11 @@ import pandas as pd
 from benchbox.cache import EmbeddingCache
 from benchbox.data import EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
-from benchbox.encoder import Encoder
+from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.identity import cache_key, encoder_record, task_record
+from benchbox.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
 from benchbox.store import METRIC_COLUMNS, write_run
@@ -57,6 +58,9 @@ class Evaluation:
     elapsed_s: dict[str, float] = field(default_factory=dict)
     #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
+    #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
+    #: beside the encoder, not in its identity (it depends on what the cache already held)
+    encoder_notes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -70,6 +74,7 @@ class Evaluation:
             "kind": "eval",
             **({"label": self.label} if self.label else {}),
             "encoder": self.encoder,
+            **({"encoder_notes": self.encoder_notes} if self.encoder_notes else {}),
             "options": self.options.recorded(),
             "data_root": self.data_root,
             "tasks": {r.task: self._task_record(r) for r in self.results},
@@ -168,6 +173,8 @@ def run_tasks(
         embed=make_embedder(encoder, cache_obj, batch_size=batch_size, progress=progress),
         options=options,
         log=log or (lambda message: None),
+        embed_images=image_embedder(encoder, data, cache_obj, batch_size=batch_size, progress=progress)
+        if isinstance(encoder, VisionLanguageEncoder) else None,
     )
     results, elapsed = [], {}
     for task in task_objs:
@@ -179,6 +186,7 @@ def run_tasks(
     stats = {"hits": cache_obj.hits, "misses": cache_obj.misses} if cache_obj else {}
     return Evaluation(
         encoder=encoder_record(encoder),
+        encoder_notes=encoder.run_notes(),
         results=results,
         options=options,
         data_root=str(data.root),

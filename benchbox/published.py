@@ -1,19 +1,25 @@
-"""Published reference results as comparators: ``paper:merkx2019/<model>`` and ``paper:conneau2017/<model>``.
+"""Published reference results as comparators, ``paper:<paper>/<model>``: one table per paper in
+``benchbox/published/`` (see its README.md), one :class:`Comparator` per model row, read into benchbox's metric
+rows (task, subset, metric names and units). Published numbers come without per-item scores, so a comparison
+with them is approximate where a test exists for that (:func:`benchbox.stats.unknown_r_ab_test`) and absent
+otherwise.
 
-The ``merkx2019`` numbers are Merkx & Frank (2019, *Natural Language Engineering* 25(4), Figure 3; supplement
-``supplement_NLE.pdf``), shipped in ``benchbox/published/`` (see its README.md): Pearson r with 95% Fisher-z
-intervals on the 24 STS12–16 subsets, STS-B test and SICK-R test. They are mapped onto benchbox task and
-subset names; the STS-B/SICK rows are SentEval's *supervised* ``stsb``/``sickr`` tasks (subset ``test``).
-The paper gives r × 100; benchbox stores raw r. Published numbers come without per-pair scores, so any
-comparison with them is approximate (:func:`benchbox.stats.unknown_r_ab_test`).
-
-The ``conneau2017`` numbers are rows of Conneau et al. (2017), Table 4, evaluated with SentEval
-(``published/infersent_table4.csv``, already in benchbox's task, subset and metric names and units): the
-SICK-E test accuracy of GloVe BOW (GloVe 840B 300-d vectors), published without an interval.
+- ``paper:merkx2019/...``: Merkx & Frank (2019, *Natural Language Engineering* 25(4), Figure 3; supplement
+  ``supplement_NLE.pdf``): Pearson r with 95% Fisher-z intervals on the 24 STS12–16 subsets, STS-B test and
+  SICK-R test, mapped onto benchbox's names; the STS-B/SICK rows are SentEval's *supervised* ``stsb``/``sickr``
+  tasks (subset ``test``). The paper gives r × 100; benchbox stores raw r.
+- ``paper:conneau2017/glove-bow``: Conneau et al. (2017), Table 4, evaluated with SentEval: the SICK-E test
+  accuracy of GloVe BOW (GloVe 840B 300-d vectors), published without an interval.
+- ``paper:radford2021/clip-vit-l14-336px``: zero-shot CLIP (Radford et al. 2021, Table 13; the paper's best
+  model, ViT-L/14 at 336 px) on the MSCOCO 5k test set, benchbox's ``retrieval-coco-5k``: R@1/5/10 in percent
+  for image → text (``i2t``, the paper's "text retrieval") and text → image (``t2i``, "image retrieval"), with
+  the Wilson intervals benchbox gives its own recalls. Protocol differences in
+  docs/vision-language.md#published-comparators.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -24,15 +30,12 @@ from benchbox.errors import BenchboxError
 from benchbox.store import METRIC_COLUMNS
 
 PREFIX = "paper:"
-CITATION = ("Merkx & Frank (2019), Learning semantic sentence representations from visually grounded language "
-            "without lexical knowledge, Natural Language Engineering 25(4), Figure 3 / supplement")
-#: comparator name → model column of the supplement
-COMPARATORS = {
-    "paper:merkx2019/glove-bow": "BOW_GloVe",
-    "paper:merkx2019/infersent": "InferSent",
-    "paper:merkx2019/char-gru-flickr8k": "charGRU_Flickr8k",
-    "paper:merkx2019/char-gru-coco": "charGRU_MSCOCO",
-}
+MERKX_CITATION = ("Merkx & Frank (2019), Learning semantic sentence representations from visually grounded "
+                  "language without lexical knowledge, Natural Language Engineering 25(4), Figure 3 / supplement")
+CONNEAU_CITATION = ("Conneau, Kiela, Schwenk, Barrault & Bordes (2017), Supervised learning of universal sentence "
+                    "representations from natural language inference data, EMNLP 2017, Table 4 (SentEval)")
+RADFORD_CITATION = ("Radford et al. (2021), Learning Transferable Visual Models From Natural Language Supervision, "
+                    "ICML 2021 (PMLR 139), Table 13: zero-shot CLIP retrieval, MSCOCO 5k test")
 #: (supplement task, dataset) → (benchbox task, subset)
 SUBSETS = {
     ("STS12", "MSRpar"): ("sts12", "MSRpar"),
@@ -63,17 +66,72 @@ SUBSETS = {
     ("SICK", "Relatedness (test)"): ("sickr", "test"),
 }
 
-INFERSENT_CITATION = ("Conneau, Kiela, Schwenk, Barrault & Bordes (2017), Supervised learning of universal sentence "
-                      "representations from natural language inference data, EMNLP 2017, Table 4 (SentEval)")
-#: comparator name → model row of ``published/infersent_table4.csv``
-TABLE4_COMPARATORS = {"paper:conneau2017/glove-bow": "GloVe BOW"}
 
 
 @cache
-def supplement() -> pd.DataFrame:
-    """The supplement table as shipped (26 rows × 4 models; r and bounds × 100)."""
-    with resources.files("benchbox").joinpath("published/merkx_supplement.csv").open() as handle:
+def table(name: str) -> pd.DataFrame:
+    """A table of ``benchbox/published/`` as shipped."""
+    with resources.files("benchbox").joinpath(f"published/{name}").open() as handle:
         return pd.read_csv(handle)
+
+
+def supplement() -> pd.DataFrame:
+    """Merkx & Frank's supplement table as shipped (26 rows × 4 models; r and bounds × 100)."""
+    return table("merkx_supplement.csv")
+
+
+def merkx_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Supplement rows (r × 100 with Fisher-z bounds) as Pearson metric rows."""
+    mapped = [SUBSETS[(t, d)] for t, d in zip(rows["task"], rows["dataset"])]
+    return pd.DataFrame({
+        "task": [m[0] for m in mapped],
+        "subset": [m[1] for m in mapped],
+        "metric": "pearson",
+        "value": rows["pearson_r_x100"].to_numpy() / 100,
+        "ci_low": rows["ci_low_x100"].to_numpy() / 100,
+        "ci_high": rows["ci_high_x100"].to_numpy() / 100,
+        "n": rows["n_pairs_assumed"].to_numpy(),
+    }, columns=METRIC_COLUMNS)
+
+
+def metric_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows already in benchbox's names and units, published without intervals."""
+    return rows.reindex(columns=METRIC_COLUMNS).reset_index(drop=True)
+
+
+def recall_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Recalls in percent with the Wilson 95% intervals benchbox gives its own (on the queries' count)."""
+    from benchbox.stats import wilson_ci
+
+    n = rows["n_queries"].to_numpy()
+    low, high = wilson_ci(rows["value_pct"].to_numpy() / 100 * n, n)
+    return pd.DataFrame({"task": rows["task"].to_numpy(), "subset": rows["subset"].to_numpy(),
+                         "metric": rows["metric"].to_numpy(), "value": rows["value_pct"].to_numpy(),
+                         "ci_low": 100 * low, "ci_high": 100 * high, "n": n}, columns=METRIC_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """Where a published model's numbers are (a table of ``published/`` and its model row) and how its rows
+    become metric rows."""
+
+    table: str
+    model: str
+    citation: str
+    rows: Callable[[pd.DataFrame], pd.DataFrame]
+
+
+#: comparator name → its table, model row, citation and reader
+COMPARATORS = {
+    "paper:merkx2019/glove-bow": Comparator("merkx_supplement.csv", "BOW_GloVe", MERKX_CITATION, merkx_rows),
+    "paper:merkx2019/infersent": Comparator("merkx_supplement.csv", "InferSent", MERKX_CITATION, merkx_rows),
+    "paper:merkx2019/char-gru-flickr8k": Comparator("merkx_supplement.csv", "charGRU_Flickr8k", MERKX_CITATION,
+                                                    merkx_rows),
+    "paper:merkx2019/char-gru-coco": Comparator("merkx_supplement.csv", "charGRU_MSCOCO", MERKX_CITATION, merkx_rows),
+    "paper:conneau2017/glove-bow": Comparator("infersent_table4.csv", "GloVe BOW", CONNEAU_CITATION, metric_rows),
+    "paper:radford2021/clip-vit-l14-336px": Comparator("radford2021_clip.csv", "ViT-L/14@336px", RADFORD_CITATION,
+                                                       recall_rows),
+}
 
 
 @dataclass(frozen=True)
@@ -81,50 +139,24 @@ class PaperResult:
     """A published model: metric rows in benchbox's schema, no per-item scores."""
 
     name: str
-    model: str
-    citation: str = CITATION
+    comparator: Comparator
+
+    @property
+    def citation(self) -> str:
+        return self.comparator.citation
 
     @property
     def metrics(self) -> pd.DataFrame:
-        table = supplement()
-        rows = table[table["model"] == self.model]
-        mapped = [SUBSETS[(t, d)] for t, d in zip(rows["task"], rows["dataset"])]
-        return pd.DataFrame({
-            "task": [m[0] for m in mapped],
-            "subset": [m[1] for m in mapped],
-            "metric": "pearson",
-            "value": rows["pearson_r_x100"].to_numpy() / 100,
-            "ci_low": rows["ci_low_x100"].to_numpy() / 100,
-            "ci_high": rows["ci_high_x100"].to_numpy() / 100,
-            "n": rows["n_pairs_assumed"].to_numpy(),
-        }, columns=METRIC_COLUMNS)
-
-
-@dataclass(frozen=True)
-class Table4Result:
-    """A model row of Conneau et al. (2017), Table 4: metric rows in benchbox's schema, no intervals, no items."""
-
-    name: str
-    model: str
-    citation: str = INFERSENT_CITATION
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        with resources.files("benchbox").joinpath("published/infersent_table4.csv").open() as handle:
-            table = pd.read_csv(handle)
-        return table[table["model"] == self.model].reindex(columns=METRIC_COLUMNS).reset_index(drop=True)
+        rows = table(self.comparator.table)
+        return self.comparator.rows(rows[rows["model"] == self.comparator.model])
 
 
 def is_paper(name: str) -> bool:
     return name.startswith(PREFIX)
 
 
-def paper_result(name: str) -> PaperResult | Table4Result:
-    """The comparator ``name`` (``paper:merkx2019/...``, ``paper:conneau2017/...``); unknown names list the
-    available ones."""
-    if name in TABLE4_COMPARATORS:
-        return Table4Result(name, TABLE4_COMPARATORS[name])
+def paper_result(name: str) -> PaperResult:
+    """The comparator ``name`` (:data:`COMPARATORS`); unknown names list the available ones."""
     if name not in COMPARATORS:
-        raise BenchboxError(f"unknown published comparator {name!r}; available: "
-                            f"{', '.join([*COMPARATORS, *TABLE4_COMPARATORS])}")
+        raise BenchboxError(f"unknown published comparator {name!r}; available: {', '.join(COMPARATORS)}")
     return PaperResult(name, COMPARATORS[name])

@@ -293,6 +293,9 @@ class EvalContext:
     options: TaskOptions = field(default_factory=TaskOptions)
     #: ``log(message)``: progress lines to stderr (silenced by ``--quiet``)
     log: Callable[[str], None] = lambda message: None
+    #: ``embed_images(ImageSet) -> float32 [n, d]``: the image side of a vision–language encoder behind the
+    #: embedding cache (:func:`benchbox.image_files.image_embedder`); None when the encoder has none
+    embed_images: Callable[[Any], np.ndarray] | None = None
 
     def option(self, task: Task, name: str) -> Any:
         """The value of ``task``'s option ``name`` (:func:`option_values`)."""

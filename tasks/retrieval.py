@@ -10,8 +10,12 @@ Tasks (Karpathy & Fei-Fei 2015 splits):
   the captions come from Karpathy's ``dataset_coco.json`` (user-supplied, ``coco/`` in the data root) and must
   cover exactly the listed images.
 
-The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`) and the task needs the image
-features file (``--features``), read with :func:`benchbox.image_features.load_features` in split order.
+The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`). A feature-based one (the
+char-RNNs) needs the image features file (``--features``), read with :func:`benchbox.image_features.load_features`
+in split order; a vision–language encoder (:class:`~benchbox.encoder.VisionLanguageEncoder`, e.g. ``clip``)
+embeds the image files themselves — the zero-shot protocol of the CLIP paper and CLIP_benchmark — from
+``--images DIR`` or the dataset's image folder under the data root (:mod:`benchbox.image_files`); every image
+file's sha256 is recorded with the run's data checksums.
 
 Intervals (95%): recalls get a Wilson interval on the share of queries (``retrieval_ci="wilson"``, default)
 or a bootstrap over images (``"bootstrap"``). The bootstrap resamples images with replacement, each bringing
@@ -33,8 +37,9 @@ import pandas as pd
 
 from benchbox.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.errors import BenchboxError
+from benchbox.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
 from benchbox.task import (
@@ -106,8 +111,12 @@ RETRIEVAL_METRICS = (
 )
 FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", legacy="features",
                       protocol_key="features")
+#: the image folder of an encoder that embeds images itself; no protocol key: the files' checksums are recorded
+IMAGES = TaskOption("images", str, None, "image folder, for encoders that embed image files (clip); default: the "
+                    "dataset's folder under the data root (flag --images)")
 RETRIEVAL_OPTIONS = (
     FEATURES,
+    IMAGES,
     TaskOption("retrieval_ci", str, "wilson", "recall intervals: wilson (share of queries) or bootstrap (images)",
                choices=CI_METHODS, legacy="retrieval_ci"),
     TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
@@ -159,6 +168,42 @@ class Retrieval(OnEvaluationSplit, Task):
             )
         options = ctx.options
         values = check_options(self, options)
+        caps = self.load_captions(ctx)
+        ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
+        if isinstance(encoder, VisionLanguageEncoder):
+            if values["features"] is not None:
+                raise BenchboxError(f"{self.name}: {encoder.name} embeds the image files itself and reads no "
+                                    "--features: drop it, and give --images DIR (or the images under the data root)")
+            images, image_files = own_image_embeddings(self, encoder, ctx, caps.image_ids, values["images"])
+        else:
+            images, image_files = self._from_features(encoder, caps.image_ids, values)
+        captions = ctx.embed(caps.captions)
+        require_informative(captions, encoder.name, f"{self.name} captions")
+        if images.shape[1] != captions.shape[1]:
+            raise BenchboxError(
+                f"{encoder.name} maps the image features of {values['features']} to {images.shape[1]}-d image "
+                f"embeddings but its captions to {captions.shape[1]}-d ones: give the features the model was "
+                "trained on (the same extractor and layer)"
+            )
+        metrics = retrieval_metrics(
+            images, captions, folds=self.folds,
+            similarity=encoder.similarity, medr=values["retrieval_medr"], ties=values["retrieval_ties"],
+            device=options.device,
+        )
+        protocol = self._protocol(metrics, options, values, encoder.similarity)
+        if isinstance(encoder, VisionLanguageEncoder):
+            protocol["images"] = OWN_IMAGES
+        return TaskResult(
+            task=self.name,
+            metrics=self._records(metrics, options, values),
+            items=self._items(metrics, caps.image_ids),
+            protocol=protocol,
+            data_checksums=ctx.data.checksums([*caps.source_files, *image_files]),
+        )
+
+    def _from_features(self, encoder: ImageTextEncoder, image_ids: list[str],
+                       values: dict[str, Any]) -> tuple[np.ndarray, list[Path]]:
+        """The encoder's image embeddings of the features file (``--features``) and the files read."""
         if values["features"] is None:
             raise BenchboxError(
                 f"{self.name} needs the image features of the {self.dataset} images: pass --features FILE "
@@ -166,32 +211,10 @@ class Retrieval(OnEvaluationSplit, Task):
             )
         from benchbox import image_features
 
-        caps = self.load_captions(ctx)
-        features = image_features.load_features(values["features"], caps.image_ids)
-        ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
-        captions = ctx.embed(caps.captions)
-        require_informative(captions, encoder.name, f"{self.name} captions")
-        images = encoder.encode_images(features)
-        if images.shape[1] != captions.shape[1]:
-            raise BenchboxError(
-                f"{encoder.name} maps the {features.shape[1]}-d image features of {values['features']} to "
-                f"{images.shape[1]}-d image embeddings but its captions to {captions.shape[1]}-d ones: give the "
-                "features the model was trained on (the same extractor and layer)"
-            )
-        metrics = retrieval_metrics(
-            images, captions, folds=self.folds,
-            similarity=encoder.similarity, medr=values["retrieval_medr"], ties=values["retrieval_ties"],
-            device=options.device,
-        )
+        features = image_features.load_features(values["features"], image_ids)
         features_file = Path(values["features"])
         sidecar = [image_features.ids_path(features_file)] if features_file.suffix == ".npy" else []
-        return TaskResult(
-            task=self.name,
-            metrics=self._records(metrics, options, values),
-            items=self._items(metrics, caps.image_ids),
-            protocol=self._protocol(metrics, options, values, encoder.similarity),
-            data_checksums=ctx.data.checksums([*caps.source_files, features_file, *sidecar]),
-        )
+        return encoder.encode_images(features), [features_file, *sidecar]
 
     def _records(self, metrics: dict[str, Any], options: TaskOptions, values: dict[str, Any]) -> list[MetricRecord]:
         intervals: dict[tuple[str, str], tuple[float, float]] = {}

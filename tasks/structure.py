@@ -9,7 +9,9 @@ Metrics (subset = the split): ``e_intra``, ``e_inter``, ``e_intra_minus_inter`` 
 and ``rho_vis`` when image features are given (``--features``, the file retrieval uses), over all caption
 pairs of different images (exact, never sampled); for a grounded encoder with an image branch also
 ``rho_vis_image_side``, the same with the encoder's own image embeddings in place of the raw features (how far
-the caption space keeps the geometry of its own image space). Intervals: 95% percentile bootstrap over images
+the caption space keeps the geometry of its own image space); a vision–language encoder (``clip``) gets it from
+its own image tower on the image files (``--images DIR``, else the dataset's folder under the data root;
+:mod:`benchbox.image_files`), with or without ``--features``. Intervals: 95% percentile bootstrap over images
 (``--bootstrap`` resamples, ``--seed``). Per-image items (columns ``subset, metric, item, image_id, value``;
 ``item`` = image index in split order) for ``e_intra``, ``e_inter`` and their difference, which ``compare``
 pairs image by image (paired bootstrap of the mean); ρ_vis is not a mean of per-image items, so ``compare``
@@ -26,8 +28,10 @@ import pandas as pd
 
 from benchbox.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
+from benchbox.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskResult
+from benchbox.tasks.retrieval import IMAGES
 from benchbox.tasks.structure_measures import structure
 
 #: metrics that are means of per-image items (and so have paired tests)
@@ -57,7 +61,7 @@ class Structure(OnEvaluationSplit, Task):
     item_kind = "image: its per-image measure (column metric) and value"
     item_keys = ("subset", "metric", "item")
     options = (TaskOption("features", str, None, "image features file, for rho_vis", legacy="features",
-                          protocol_key="features"),)
+                          protocol_key="features"), IMAGES)
     group, order = "structure", 400
     citation = BORDES_BIBTEX
     reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"
@@ -73,12 +77,16 @@ class Structure(OnEvaluationSplit, Task):
 
             features = np.asarray(image_features.load_features(features_path, caps.image_ids), dtype=np.float32)
             visual = {"rho_vis": features}
-            if isinstance(encoder, ImageTextEncoder):
+            if isinstance(encoder, ImageTextEncoder) and not isinstance(encoder, VisionLanguageEncoder):
                 visual["rho_vis_image_side"] = encoder.encode_images(features)
             features_file = Path(features_path)
             sources += [features_file, *([image_features.ids_path(features_file)] if features_file.suffix == ".npy" else [])]
+        if isinstance(encoder, VisionLanguageEncoder):
+            images, files = own_image_embeddings(self, encoder, ctx, caps.image_ids, ctx.option(self, "images"))
+            visual = {**(visual or {}), "rho_vis_image_side": images}
+            sources += files
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions"
-                + (", with image features (rho_vis)" if visual is not None else ""))
+                + (", with image features (rho_vis)" if features_path is not None else ""))
         embeddings = ctx.embed(caps.captions)
         require_informative(embeddings, encoder.name, f"{self.name} {self.split}")
         result = structure(embeddings, PER_IMAGE, visual, n_boot=options.bootstrap, seed=options.seed)
@@ -99,6 +107,7 @@ class Structure(OnEvaluationSplit, Task):
                 "pairs": "all ordered caption pairs (exact); rho_vis over pairs of different images",
                 "similarity": "cosine (zero vectors: 0)",
                 "features": features_path,
+                **({"images": OWN_IMAGES} if isinstance(encoder, VisionLanguageEncoder) else {}),
                 "bootstrap": f"{options.bootstrap} resamples of images, seed {options.seed}, percentile 95%",
             },
             data_checksums=ctx.data.checksums(sources),

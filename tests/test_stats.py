@@ -104,7 +104,7 @@ def test_all_208_supplement_bounds_recomputed_from_r_and_n():
 
 
 def test_published_comparators_map_the_26_rows():
-    for name in published.COMPARATORS:
+    for name in [n for n in published.COMPARATORS if n.startswith("paper:merkx2019/")]:
         metrics = published.paper_result(name).metrics
         assert len(metrics) == 26 and set(metrics["metric"]) == {"pearson"}
         assert set(zip(metrics["task"], metrics["subset"])) == set(PAIR_COUNTS)

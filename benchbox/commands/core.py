@@ -162,6 +162,17 @@ def used_options(tasks: list[Any], options: TaskOptions) -> TaskOptions:
     return replace(options, **reset) if reset else options
 
 
+def images_option(tasks: list[Any], task_options: dict[str, dict[str, Any]], folder: Path) -> None:
+    """``--images DIR``: the ``images`` option of every task that has one and was not given its own
+    (``-t TASK:images=DIR``); a one-line error when no task evaluated reads image files."""
+    takers = [t for t in tasks if any(o.name == "images" for o in t.options)]
+    if not takers:
+        raise BenchboxError(f"--images {folder}: none of the tasks evaluated ({', '.join(t.name for t in tasks)}) "
+                            "reads image files; drop it (retrieval and structure tasks do)")
+    for task in takers:
+        task_options.setdefault(task.name, {}).setdefault("images", str(folder))
+
+
 def eval_command(
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
@@ -175,6 +186,7 @@ def eval_command(
     text: Annotated[str, typer.Option(help="STS text: senteval (tokenised, lower-cased) or raw (original files).")] = "senteval",
     fix_stsb_labels: Annotated[bool, typer.Option(help="Rescale STS-B 0-5 to 1-5 before SentEval's relatedness encoding (SentEval #83).")] = False,
     features: Annotated[Optional[Path], typer.Option(help="Image features file for retrieval tasks (and rho_vis of the structure tasks).")] = None,
+    images: Annotated[Optional[Path], typer.Option(help="Image folder for retrieval and structure tasks, for encoders that embed image files (clip); default: the dataset's folder under the data root.")] = None,
     retrieval_ci: Annotated[str, typer.Option(help="Retrieval recall intervals: wilson (share of queries) or bootstrap (resampling images).")] = "wilson",
     retrieval_medr: Annotated[str, typer.Option(help="Retrieval median rank: vsepp (floor of the median, as VSE++) or median.")] = "vsepp",
     retrieval_ties: Annotated[str, typer.Option(help="Retrieval ties with the target: expected (random tie breaking, McSherry & Najork 2008; equal to VSE++ when nothing ties), optimistic or pessimistic.")] = "expected",
@@ -194,6 +206,8 @@ def eval_command(
     results_to_stderr(to_stdout(json_path))
     check_output_file(json_path, "--json")
     task, task_options = parse_task_arguments(task, task_option)
+    if images is not None:
+        images_option(resolve_tasks(task), task_options, images)
     options = TaskOptions(text=text, fix_stsb_labels=fix_stsb_labels, seed=seed, bootstrap=bootstrap,
                           device=check_device_name(device), features=str(features) if features else None,
                           retrieval_ci=retrieval_ci, retrieval_medr=retrieval_medr, retrieval_ties=retrieval_ties,
