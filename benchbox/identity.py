@@ -125,6 +125,12 @@ def cache_key(encoder: Any) -> str:
     return f"{encoder.fingerprint()}-d{encoder.dim}-{provider}"
 
 
+def image_cache_key(encoder: Any) -> str:
+    """The embedding-cache folder of a vision–language encoder's image side: :func:`cache_key` marked
+    ``-images``."""
+    return f"{cache_key(encoder)}-images"
+
+
 def differences(recorded: Any, wanted: Any, path: str = "") -> list[tuple[str, Any, Any]]:
     """The dotted paths where two JSON values differ, with both values (a missing key reads as None)."""
     if isinstance(recorded, dict) and isinstance(wanted, dict):

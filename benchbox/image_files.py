@@ -11,7 +11,7 @@ one line naming the file.
 Embedding (:func:`image_embedder`): each file is decoded with PIL, converted to RGB and passed through the
 encoder's own preprocessing (``preprocess_image``) in a pool of worker threads (PIL's decoding and resizing
 release the GIL), the next batch loading while the model embeds the current one. Image embeddings are stored
-in the embedding cache (:mod:`benchbox.cache`) like sentence embeddings, under :func:`image_cache_key` (the
+in the embedding cache (:mod:`benchbox.cache`) like sentence embeddings, under :func:`benchbox.identity.image_cache_key` (the
 encoder's cache key — fingerprint, width, provider version — marked as its image side) and keyed by each file's
 sha256: a changed file or a changed model is embedded again, a renamed or moved file is not.
 """
@@ -32,7 +32,7 @@ from benchbox.data import DataRoot
 from benchbox.embedding_checks import check_image_output
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.errors import BenchboxError
-from benchbox.identity import cache_key
+from benchbox.identity import image_cache_key
 from benchbox.image_features import IMAGE_EXTENSIONS, normalise_id
 
 if TYPE_CHECKING:
@@ -95,12 +95,6 @@ def find_images(data: DataRoot, dataset: str, image_ids: list[str], given: str |
         raise BenchboxError(f"image {shown} ({len(missing)} of {len(image_ids)} {dataset} images) not found under "
                             f"{', '.join(map(str, folders))}: add the files, or pass --images DIR")
     return ImageSet(folders, tuple(index[normalise_id(i)] for i in image_ids))
-
-
-def image_cache_key(encoder: VisionLanguageEncoder) -> str:
-    """The embedding-cache folder of ``encoder``'s image side: its text side's (:func:`benchbox.identity.cache_key`)
-    marked ``-images``."""
-    return f"{cache_key(encoder)}-images"
 
 
 def load_image(encoder: VisionLanguageEncoder, path: Path) -> np.ndarray:

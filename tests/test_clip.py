@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from benchbox import load_encoder, run_tasks
 from benchbox.cache import EmbeddingCache
+from benchbox.identity import cache_key, image_cache_key
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
 from benchbox.task import TaskOptions
@@ -152,6 +153,12 @@ def test_zero_shot_retrieval_from_image_files_and_the_cache(models, flickr, tmp_
     np.testing.assert_array_equal(again.metrics_frame().query("task == 'retrieval'")["value"],
                                   evaluation.metrics_frame()["value"])
     assert "rho_vis_image_side" in set(again.metrics_frame()["metric"])
+    folders = {p.name for p in (tmp_path / "cache").iterdir() if p.is_dir()}
+    assert folders == {cache_key(encoder), image_cache_key(encoder)}
+    cleared = CliRunner().invoke(app, ["cache", "clear", SPEC, "-e", f"model={models['clip']}",
+                                       "--cache-dir", str(tmp_path / "cache")])
+    assert cleared.exit_code == 0, cleared.output  # the text and the image embeddings of the encoder
+    assert not {p.name for p in (tmp_path / "cache").iterdir() if p.is_dir()}
 
 
 def test_missing_and_unreadable_images_are_one_line(models, tmp_path):

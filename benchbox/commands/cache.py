@@ -48,17 +48,18 @@ def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str]
         if owned and directory.exists():
             require_cache_root(directory)  # "all" in a folder that is not a cache: refused
         return encoder_folders(directory)
-    folders = [_folder(directory, given, encoder_opt) for given in encoders]
+    named = [(folder, given) for given in encoders for folder in _folder(directory, given, encoder_opt)]
     if owned:
-        folders = [owned_folder(directory, folder, given) for folder, given in zip(folders, encoders)]
-    return list(dict.fromkeys(folders))
+        return list(dict.fromkeys(owned_folder(directory, folder, given) for folder, given in named))
+    return list(dict.fromkeys(folder for folder, _ in named))
 
 
-def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
-    """The cache folder one argument names: a plain folder name of the cache, else the folder of the encoder it
-    names (:func:`benchbox.identity.cache_key`). A path is never taken as the folder itself."""
+def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[Path]:
+    """The cache folders one argument names: a plain folder name of the cache, else the folders of the encoder it
+    names (:func:`benchbox.identity.cache_key`, and :func:`benchbox.identity.image_cache_key` when the cache
+    holds its images). A path is never taken as the folder itself."""
     if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
-        return directory / given
+        return [directory / given]
     if Path(given).exists() and not (Path(given) / MANIFEST).is_file():
         raise BenchboxError(f"{given} is a path, not a trained-model folder (no {MANIFEST}) nor a fingerprint of the "
                             f"cache {directory}: give a fingerprint (`benchbox cache status`), an encoder name or a "
@@ -66,14 +67,15 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> Path:
     from benchbox.commands.core import parse_encoder_options
     from benchbox.evaluation import load_encoder
 
-    from benchbox.identity import cache_key
+    from benchbox.identity import cache_key, image_cache_key
 
-    key = cache_key(load_encoder(given, **parse_encoder_options(encoder_opt or [])))
-    folder = directory / key
-    if not folder.is_dir():
+    encoder = load_encoder(given, **parse_encoder_options(encoder_opt or []))
+    key = cache_key(encoder)
+    folders = [directory / k for k in (key, image_cache_key(encoder)) if (directory / k).is_dir()]
+    if not folders:
         raise BenchboxError(f"the cache in {directory} holds nothing for {given} (cache folder {key}): "
                             "nothing was removed")
-    return folder
+    return folders
 
 
 @cache_app.command("status")
