@@ -107,19 +107,20 @@ class TrainingData:
 
 
 def load_training_data(config: TrainConfig) -> TrainingData:
-    """The train and dev splits of ``config`` (and its text corpus); fails first on a misspelt ``--eval-semantic`` task or its missing
-    data (not at the first snapshot), and on fewer training images than one batch."""
+    """The train and dev splits of ``config`` and its text corpus; fails first on a misspelt ``--eval-semantic``
+    task or its missing data (not at the first snapshot), then on a bad ``--text-corpus``, and on fewer training
+    images than one batch."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:
         from benchbox.task import TaskOptions, resolve_tasks
 
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(TaskOptions()))
+    text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed)
     train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
     dev = load_split(data, config.dataset, "dev", **split)
     if len(train.image_ids) < config.batch_size:
         raise BenchboxError(f"{len(train.image_ids)} training images are fewer than one batch")
-    text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     return TrainingData(train, dev, str(data.root),
                         data.checksum(Path(config.features)) if config.features else None, text)

@@ -59,7 +59,7 @@ def load_text_corpus(path: str | os.PathLike, *, batch_size: int) -> TextCorpus:
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is not part of the first sentence
     except UnicodeDecodeError as exc:
-        raise BenchboxError(f"--text-corpus {path} is not UTF-8 text (byte {exc.start}); convert it to UTF-8") from None
+        raise BenchboxError(f"--text-corpus {path} is not UTF-8 text (an invalid byte at offset {exc.start}); convert it to UTF-8") from None
     docs: list[list[str]] = [[]]
     first_lines = [0]  # the line number of every document's first sentence
     for number, line in enumerate(text.split("\n"), start=1):
