@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -254,3 +255,29 @@ def test_alpha_t_zero_trains_exactly_as_before(tmp_path, visual, loss):
     digest = hashlib.sha256(b"".join(state[k].numpy().tobytes() for k in sorted(state))).hexdigest()
     assert (pd.read_csv(run / "history.csv")["loss"].tolist(), digest) == ([BEFORE_TEXTUAL[visual, loss][0]],
                                                                            BEFORE_TEXTUAL[visual, loss][1])
+
+
+@needs_flickr
+def test_torchrun_two_processes_match_one_with_the_textual_term(tmp_path):
+    """Under torchrun each rank encodes rows r, r + 2, ... of the text batch; the neighbours are found in the
+    gathered order, so two processes train as one."""
+    from benchbox.evaluation import load_encoder
+    from benchbox.training.trainer import Trainer
+
+    corpus = _caption_corpus(tmp_path / "corpus.txt")
+    args = ["train", "char-gru", "--dataset", "flickr8k", "--visual", "cluster", "--loss", "bordes-c,textual=0.5",
+            "--text-corpus", str(corpus), "--hidden", "16", "--epochs", "1", "--cycle-epochs", "1",
+            "--max-captions", "160", "--batch-size", "16", "--threads", "1", "--quiet"]
+    torchrun = Path(sys.executable).with_name("torchrun")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "BENCHBOX_DATA": str(ROOT.root)}
+    proc = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node", "2", "-m", "benchbox", *args,
+                           "--out", str(tmp_path / "ddp")], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    config = TrainConfig(**{**TINY, "epochs": 1}, visual="cluster", loss="bordes-c,textual=0.5",
+                         text_corpus=str(corpus), batch_size=16)
+    single = Trainer.from_config(config, tmp_path / "single").run()
+    losses = [pd.read_csv(run / "history.csv")["loss_textual"].item() for run in (single, tmp_path / "ddp")]
+    assert losses[1] == pytest.approx(losses[0], rel=1e-5)
+    sentences = ["A dog runs on the grass .", "Two children play in the snow ."]
+    np.testing.assert_allclose(load_encoder(tmp_path / "ddp").encode(sentences), load_encoder(single).encode(sentences),
+                               atol=1e-5)
