@@ -235,6 +235,19 @@ def test_run_with_alpha_t_logs_terms_that_sum_to_the_total_and_resumes_exactly(t
         Trainer.from_config(replace(config, text_corpus=str(tmp_path / "other.txt")), stopped, resume=True)
 
 
+@needs_flickr
+def test_one_seed_starts_from_the_same_weights_with_and_without_alpha_t(tmp_path):
+    from benchbox.training.trainer import Trainer
+
+    corpus = _write(tmp_path / "corpus.txt", "Quiet 2024 $ZQ.\nSecond.\n\n" * 16)  # characters no caption has
+    nets = [Trainer.from_config(TrainConfig(**TINY, visual="cluster", **kw), tmp_path / name).net
+            for name, kw in (("zero", dict(loss="bordes-c")),
+                             ("textual", dict(loss="bordes-c,textual=1", text_corpus=str(corpus))))]
+    assert nets[0].vocab == nets[1].vocab
+    a, b = (net.state_dict() for net in nets)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 #: the history and final weights of tiny α_T = 0 runs, recorded before the textual term existed (torch 2.x, CPU,
 #: one thread): a run without the textual term must stay bit-identical
 BEFORE_TEXTUAL = {

@@ -349,9 +349,10 @@ class Trainer:
 
 def build_net(config: TrainConfig, data: TrainingData, vocab: CharVocab | None, device: torch.device) -> CharRNNNet:
     """The network of ``config`` on ``device`` (``vocab``: the resumed run's; else built from the training
-    captions and the text corpus' sentences), after checking that one training step fits in its memory."""
+    captions alone, so that one seed gives the same initial weights with and without the textual term), after
+    checking that one training step fits in its memory."""
     train = data.train
-    vocab = vocab or CharVocab.build(train.captions + (data.text.sentences if data.text is not None else []))
+    vocab = vocab or CharVocab.build(train.captions)
     rnn, pooling = config.architecture
     feature_dim = None if train.visual is None else int(train.visual.shape[1])
     require_training_memory(str(device), rnn=rnn, hidden=config.hidden, batch_size=config.batch_size,
