@@ -231,6 +231,9 @@ def test_run_with_alpha_t_logs_terms_that_sum_to_the_total_and_resumes_exactly(t
         a, b = _weights(full, snap), _weights(stopped, snap)
         assert all(torch.equal(a[k], b[k]) for k in a), snap
     assert pd.read_csv(stopped / "history.csv")["loss_textual"].tolist() == history["loss_textual"].tolist()
+    corpus.write_text(corpus.read_text() + "\nOne more document.\nOf two sentences.\n")
+    with pytest.raises(BenchboxError, match="has changed since the run started"):
+        Trainer.from_config(config, stopped, resume=True)
     with pytest.raises(BenchboxError, match="text_corpus"):
         Trainer.from_config(replace(config, text_corpus=str(tmp_path / "other.txt")), stopped, resume=True)
 

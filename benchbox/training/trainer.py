@@ -20,6 +20,7 @@ model and restores a checkpoint; the constructor only assigns.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -40,7 +41,7 @@ from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
-from benchbox.store import new_run_id
+from benchbox.store import MANIFEST, new_run_id
 from benchbox.threads import set_threads
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, restore, resume_state, save_checkpoint
@@ -55,7 +56,7 @@ from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.snapshots import SNAPSHOTS, take_snapshot, with_snapshot
 from benchbox.training.stop import StopRequest
-from benchbox.training.text_corpus import neighbour_mask, text_batch
+from benchbox.training.text_corpus import TextCorpus, neighbour_mask, text_batch
 
 #: called after every step with the global step; returning True stops training (checkpoint written)
 StepHook = Callable[[int], bool]
@@ -111,6 +112,8 @@ class Trainer:
             if config.batch_size % dist.world:
                 raise BenchboxError(f"the batch size {config.batch_size} must be divisible by the {dist.world} processes")
             data = load_training_data(config)
+            if stored is not None and data.text is not None:
+                _require_same_corpus(folder, data.text)
             torch.manual_seed(config.seed)
             net = build_net(config, data, None if stored is None else CharVocab(tuple(stored["vocab"])), dist.device)
             optimizer = torch.optim.Adam(net.parameters(), lr=config.resolved_lr_max)
@@ -345,6 +348,14 @@ class Trainer:
             where = (f"the last good checkpoint (step {self.checkpoint_step}) is in {self.out / CHECKPOINT_FILE}: "
                      f"--out {self.out} --resume continues from it")
         raise BenchboxError(f"{exc}; {where}") from exc
+
+
+def _require_same_corpus(folder: Path, text: TextCorpus) -> None:
+    """A resumed run reads the text corpus it started with (its bytes, not only its path)."""
+    started = json.loads((folder / MANIFEST).read_text())["data"]["text_corpus"]["sha256"]
+    if started != text.sha256:
+        raise BenchboxError(f"--text-corpus {text.path} has changed since the run started (sha256 {text.sha256[:12]}, "
+                            f"the run's {started[:12]}): resume with the original file, or start a new run")
 
 
 def build_net(config: TrainConfig, data: TrainingData, vocab: CharVocab | None, device: torch.device) -> CharRNNNet:
