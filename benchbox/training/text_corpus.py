@@ -1,4 +1,5 @@
-"""The ordered text corpus of Bordes et al. (2019)'s textual objective L_T (``--text-corpus FILE``) and its batches.
+"""The ordered text corpus of Bordes et al. (2019)'s textual objective L_T (``--text-corpus FILE``) and its
+batches (docs/protocols.md#textual-objective).
 
 File format: UTF-8 (a byte-order mark is allowed), one sentence per line, a blank (or whitespace-only) line between documents; surrounding
 whitespace of a line is dropped. Every document needs at least two sentences (a sentence without a neighbour
@@ -59,7 +60,8 @@ def load_text_corpus(path: str | os.PathLike, *, batch_size: int) -> TextCorpus:
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is not part of the first sentence
     except UnicodeDecodeError as exc:
-        raise BenchboxError(f"--text-corpus {path} is not UTF-8 text (an invalid byte at offset {exc.start}); convert it to UTF-8") from None
+        raise BenchboxError(f"--text-corpus {path} is not UTF-8 text (an invalid byte at offset {exc.start}); "
+                            "convert it to UTF-8") from None
     docs: list[list[str]] = [[]]
     first_lines = [0]  # the line number of every document's first sentence
     for number, line in enumerate(text.split("\n"), start=1):
