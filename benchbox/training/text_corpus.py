@@ -1,9 +1,10 @@
 """The ordered text corpus of Bordes et al. (2019)'s textual objective L_T (``--text-corpus FILE``) and its
 batches (docs/protocols.md#textual-objective).
 
-File format: UTF-8 (a byte-order mark is allowed), one sentence per line, a blank (or whitespace-only) line between documents; surrounding
-whitespace of a line is dropped. Every document needs at least two sentences (a sentence without a neighbour
-has nothing to predict), and the corpus at least one batch of sentences. A bad file is one line naming it.
+File format: UTF-8 (a byte-order mark is allowed), one sentence per line, a blank (or whitespace-only) line
+between documents; surrounding whitespace of a line is dropped. Every document needs at least two sentences (a
+sentence without a neighbour has nothing to predict), and the corpus at least one batch of sentences. A bad file
+is one line naming it.
 
 Batches (QuickThought, Logeswaran & Lee 2018: minibatches of *consecutive* sentences, each sentence's
 neighbours are among the others of its batch): the corpus, documents concatenated in file order, is cut into
