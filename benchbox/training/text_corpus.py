@@ -8,12 +8,13 @@ is one line naming it.
 
 Batches (QuickThought, Logeswaran & Lee 2018: minibatches of *consecutive* sentences, each sentence's
 neighbours are among the others of its batch): the corpus, documents concatenated in file order, is cut into
-``n // B`` contiguous chunks of ``B`` sentences at a random offset, and the chunks are visited in a random order;
-when all are visited a new pass starts with a new offset and order. Text batch ``t`` (the ``t``-th optimiser
+contiguous chunks of ``B`` sentences from a random offset, and the chunks are visited in a random order; when all
+are visited a new pass starts with a new offset and order. A pass has ``(n − B + 1) // B`` chunks (at least one),
+so that any offset below ``B`` leaves room for them all. Text batch ``t`` (the ``t``-th optimiser
 step of the run) is a pure function of (seed, t) (:func:`text_batch`), so a resumed run replays it exactly
 and nothing about the text stream is kept in the checkpoint. Two sentences of a batch are neighbours when they
-are adjacent in the corpus and in the same document (:func:`neighbour_mask`); the offset changes the chunk
-borders from pass to pass, so every adjacent pair falls inside some chunk.
+are adjacent in the corpus and in the same document (:func:`neighbour_mask`); the offset moves the chunk
+borders from pass to pass, so no adjacent pair is always split by a border (when ``n ≥ 2B − 1``).
 """
 
 from __future__ import annotations
@@ -93,9 +94,14 @@ def load_text_corpus(path: str | os.PathLike, *, batch_size: int) -> TextCorpus:
     return TextCorpus(str(path), hashlib.sha256(raw).hexdigest(), sentences, documents.astype(np.int64))
 
 
+def chunks_per_pass(n_sentences: int, batch_size: int) -> int:
+    """Chunks of a pass: as many as fit after any offset below ``batch_size`` (at least one)."""
+    return max(1, (n_sentences - batch_size + 1) // batch_size)
+
+
 def text_batch(n_sentences: int, *, batch_size: int, seed: int, step: int) -> np.ndarray:
     """Corpus rows of text batch ``step`` (0-based): ``batch_size`` consecutive sentences (the module docstring)."""
-    chunks = n_sentences // batch_size
+    chunks = chunks_per_pass(n_sentences, batch_size)
     rng = np.random.default_rng([seed, step // chunks, TEXT_STREAM])
     offset = int(rng.integers(0, n_sentences - chunks * batch_size + 1))
     start = offset + int(rng.permutation(chunks)[step % chunks]) * batch_size
