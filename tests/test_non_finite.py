@@ -111,9 +111,9 @@ def test_nan_loss_stops_at_once_and_resume_continues_as_uninterrupted(tmp_path, 
     full = Trainer.from_config(config, tmp_path / "full").run()
     real_terms, calls = trainer_mod.weighted_terms, []
 
-    def nan_at_step_8(*args):
+    def nan_at_step_8(*args, **kwargs):
         calls.append(1)
-        terms = real_terms(*args)
+        terms = real_terms(*args, **kwargs)
         return {t: v * float("nan") for t, v in terms.items()} if len(calls) == 8 else terms
 
     monkeypatch.setattr(trainer_mod, "weighted_terms", nan_at_step_8)

@@ -25,7 +25,8 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
         cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
         batch_size: Annotated[int, typer.Option(help="Minibatch size (global, over all processes).", callback=AT_LEAST_1)] = 32,
-        loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (cluster, perceptual, both; Bordes et al. 2019) or projection (= hinge-sum); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1.")] = "hinge-sum",
+        loss: Annotated[str, typer.Option(help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (cluster, perceptual, both; Bordes et al. 2019) or projection (= hinge-sum); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")] = "hinge-sum",
+        text_corpus: Annotated[Optional[Path], typer.Option(help="Ordered text corpus of the textual term (--loss ...,textual=W): UTF-8, one sentence per line, a blank line between documents.")] = None,
         margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).", callback=NON_NEGATIVE)] = None,
         lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).", callback=POSITIVE)] = None,
         lr_min: Annotated[float, typer.Option(help="Lowest learning rate (at most --lr-max).", callback=NON_NEGATIVE)] = 1e-6,
@@ -46,6 +47,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
             hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
+            text_corpus=str(text_corpus) if text_corpus else None,
             lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,
             eval_semantic=tuple(t for value in eval_semantic or () for t in value.split(",") if t), data_dir=str(data_dir) if data_dir else None,
             checkpoint_every=checkpoint_every, threads=threads,

@@ -7,13 +7,15 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   visual side and the cluster loss alone with ``--visual cluster``; ``perceptual`` = ``hinge-sum=1,perceptual=1``.
   With ``--visual cluster`` the single hinge names rank each caption against a partner caption of its image;
 - a weighted combination ``TERM=WEIGHT,...`` of ``hinge-sum``, ``hinge-max``, ``order`` (ranking toward the
-  visual side), ``cluster`` (captions of one image closer than captions of others) and ``perceptual``
-  (−Pearson of caption and visual cosines), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; every term but
-  ``cluster`` needs a visual side (``--visual features`` or ``random``);
+  visual side), ``cluster`` (captions of one image closer than captions of others), ``perceptual``
+  (−Pearson of caption and visual cosines) and ``textual`` (L_T, QuickThought's neighbour classification on the
+  ordered corpus ``--text-corpus``), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; ``hinge-sum``, ``hinge-max``,
+  ``order`` and ``perceptual`` need a visual side (``--visual features`` or ``random``); ``textual`` needs
+  ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
   cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a
-  ranking loss toward the visual space: our ``hinge-sum``). The paper's textual term L_T (α_T) has no
-  counterpart here: benchbox trains caption encoders on captions alone, so every preset has α_T = 0.
+  ranking loss toward the visual space: our ``hinge-sum``); alone, a preset has α_T = 0. A preset may stand
+  for its terms inside a combination: ``bordes-b,textual=0.5`` is M(α_T = 0.5, α_P = 1, α_C = 1).
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.training.data import VISUAL_MODES
 
-#: the losses of :mod:`benchbox.training.losses`, by their ``--loss`` names (also the terms of a combination)
+#: the losses of :mod:`benchbox.training.losses` that ``--loss`` takes by their names alone
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
+#: the terms of a weighted combination: those losses and Bordes et al.'s textual objective L_T
+TERMS = (*LOSSES, "textual")
+#: terms that read the visual side of a caption (not ``cluster``, which compares captions, nor ``textual``)
+VISUAL_TERMS = ("hinge-sum", "hinge-max", "order", "perceptual")
 #: Bordes et al. (2019)'s named settings: preset → (term, weight) pairs
 LOSS_PRESETS = {
     "bordes-c": (("cluster", 1.0),),
@@ -64,6 +70,8 @@ class TrainConfig:
     cluster_weight: float = 1.0
     cluster_margin: float = 0.2
     perceptual_weight: float = 1.0
+    #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
+    text_corpus: str | None = None
     seed: int = 0
     max_captions: int | None = None
     eval_semantic: tuple[str, ...] = ()
@@ -82,7 +90,7 @@ class TrainConfig:
         if self.visual == "cluster" and self.loss in ("order", "perceptual"):
             raise BenchboxError(f"--loss {self.loss} needs a visual side; it cannot be used with --visual cluster")
         if self.visual == "cluster" and self.loss not in LOSSES:
-            visual_terms = [t for t, _ in terms if t != "cluster"]
+            visual_terms = [t for t, _ in terms if t in VISUAL_TERMS]
             if visual_terms:
                 raise BenchboxError(
                     f"--loss {self.loss} has {', '.join(visual_terms)}, which need{'s' if len(visual_terms) == 1 else ''} "
@@ -92,12 +100,28 @@ class TrainConfig:
             raise BenchboxError("--visual features needs --features FILE (or train with --visual cluster or random)")
         if self.visual != "features" and self.features:
             raise BenchboxError(f"--features is only used with --visual features, not --visual {self.visual}")
+        self._check_textual(terms)
         for key in ("hidden", "epochs", "cycle_epochs", "batch_size"):
             if getattr(self, key) < 1:
                 raise BenchboxError(f"--{key.replace('_', '-')} must be positive")
         self._check_ranges()
         if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
+
+    def _check_textual(self, terms: tuple[tuple[str, float], ...]) -> None:
+        """``--text-corpus`` given exactly when the ``textual`` term is, beside a grounded term, on batches of ≥ 2."""
+        if self.needs_text and not self.text_corpus:
+            raise BenchboxError("the textual term needs --text-corpus FILE (one sentence per line, a blank line "
+                                "between documents)")
+        if self.text_corpus and not self.needs_text:
+            raise BenchboxError(f"--text-corpus is only used by the textual term; --loss {self.loss} has none "
+                                "(add it with a weight, e.g. --loss bordes-c,textual=0.5)")
+        if self.needs_text and len(terms) == 1:
+            raise BenchboxError("--loss textual needs a grounded term beside it (e.g. bordes-c,textual=0.5): every "
+                                "step trains on a caption batch and a text batch")
+        if self.needs_text and self.batch_size < 2:
+            raise BenchboxError("the textual term needs a batch size of at least 2 (a sentence's neighbours are "
+                                "found among the others of its batch)")
 
     def _check_ranges(self) -> None:
         """Every number finite and in range (the same rules as the CLI's option callbacks), and
@@ -138,11 +162,20 @@ class TrainConfig:
         """Whether each minibatch row needs a second caption of its image."""
         return self.visual == "cluster" or any(t == "cluster" for t, _ in self.loss_terms)
 
+    @property
+    def needs_text(self) -> bool:
+        """Whether the objective has the textual term (each step then also trains on a text batch)."""
+        return any(t == "textual" for t, _ in self.loss_terms)
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["eval_semantic"] = list(self.eval_semantic)
         out["resolved"] = {"margin": self.resolved_margin, "lr_max": self.resolved_lr_max,
                            "loss_terms": {t: w for t, w in self.loss_terms}}
+        if self.needs_text:
+            from benchbox.training.losses import TEXTUAL_TEMPERATURE  # torch: not imported with the CLI
+
+            out["resolved"]["textual_temperature"] = TEXTUAL_TEMPERATURE
         return out
 
     @classmethod
@@ -175,24 +208,35 @@ def parse_loss(
     if spec in LOSSES:
         return ((spec, 1.0),)
     usage = (f"--loss takes one of {', '.join(LOSSES)}, a preset ({', '.join(LOSS_PRESETS)}) or weighted terms "
-             f"TERM=WEIGHT,... (e.g. cluster=1,perceptual=0.1,hinge-sum=1)")
+             f"TERM=WEIGHT,... (e.g. cluster=1,perceptual=0.1,hinge-sum=1, or bordes-c,textual=0.5)")
     if "=" not in spec:
         raise BenchboxError(f"{usage}; not {spec!r}")
     terms: dict[str, float] = {}
     for part in spec.split(","):
         name, sep, raw = (x.strip() for x in part.partition("="))
-        if not sep or name not in LOSSES:
-            raise BenchboxError(f"{usage}; {part.strip()!r} is not TERM=WEIGHT with TERM in {', '.join(LOSSES)}")
-        if name in terms:
-            raise BenchboxError(f"--loss names {name!r} twice")
-        try:
-            weight = float(raw)
-        except ValueError:
-            raise BenchboxError(f"--loss {name}: the weight {raw!r} is not a number") from None
-        if not math.isfinite(weight) or weight <= 0:
-            raise BenchboxError(f"--loss {name}: the weight must be a positive number, not {raw!r}")
-        terms[name] = weight
+        if not sep and name in LOSS_PRESETS:
+            pairs = LOSS_PRESETS[name]
+        elif sep and name in TERMS:
+            pairs = ((name, _weight(name, raw)),)
+        else:
+            raise BenchboxError(f"{usage}; {part.strip()!r} is not TERM=WEIGHT with TERM in {', '.join(TERMS)}, "
+                                "nor a preset")
+        for term, weight in pairs:
+            if term in terms:
+                raise BenchboxError(f"--loss names {term!r} twice")
+            terms[term] = weight
     ranking = [t for t in terms if t in ("hinge-sum", "hinge-max", "order")]
     if len(ranking) > 1:
         raise BenchboxError(f"--loss combines {' and '.join(ranking)}: use one ranking term")
     return tuple(terms.items())
+
+
+def _weight(name: str, raw: str) -> float:
+    """The weight of ``TERM=WEIGHT``: a positive finite number."""
+    try:
+        weight = float(raw)
+    except ValueError:
+        raise BenchboxError(f"--loss {name}: the weight {raw!r} is not a number") from None
+    if not math.isfinite(weight) or weight <= 0:
+        raise BenchboxError(f"--loss {name}: the weight must be a positive number, not {raw!r}")
+    return weight

@@ -1,5 +1,6 @@
 """Training material: captions (5 per image, caption k of image i at row 5i + k) and one visual anchor per
-image, for the train and dev splits.
+image, for the train and dev splits; with the textual term, the ordered text corpus
+(:mod:`benchbox.training.text_corpus`).
 
 The visual side (``--visual``):
 - ``features``: image features from a file (ResNet-152, 2048-d), checked by ``benchbox.image_features``.
@@ -22,6 +23,7 @@ import numpy as np
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
+from benchbox.training.text_corpus import TextCorpus, load_text_corpus
 
 if TYPE_CHECKING:
     from benchbox.training.config import TrainConfig
@@ -100,21 +102,25 @@ class TrainingData:
     root: str
     #: sha256 of ``--features`` (None without a features file)
     features_sha256: str | None
+    #: the ordered corpus of the textual term (``--text-corpus``; None without it)
+    text: TextCorpus | None = None
 
 
 def load_training_data(config: TrainConfig) -> TrainingData:
-    """The train and dev splits of ``config``; fails first on a misspelt ``--eval-semantic`` task or its missing
-    data (not at the first snapshot), and on fewer training images than one batch."""
+    """The train and dev splits of ``config`` and its text corpus; fails first on a misspelt ``--eval-semantic``
+    task or its missing data (not at the first snapshot), then on a bad ``--text-corpus``, and on fewer training
+    images than one batch."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:
         from benchbox.task import TaskOptions, resolve_tasks
 
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(TaskOptions()))
+    text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed)
     train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
     dev = load_split(data, config.dataset, "dev", **split)
     if len(train.image_ids) < config.batch_size:
         raise BenchboxError(f"{len(train.image_ids)} training images are fewer than one batch")
     return TrainingData(train, dev, str(data.root),
-                        data.checksum(Path(config.features)) if config.features else None)
+                        data.checksum(Path(config.features)) if config.features else None, text)

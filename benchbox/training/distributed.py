@@ -16,6 +16,7 @@ import warnings
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -23,7 +24,8 @@ from benchbox.encoders.char_rnn_net import CharRNNNet
 
 
 class TrainModule(torch.nn.Module):
-    """One forward for DDP: embeddings of the captions, of the visual side and of the partner captions."""
+    """One forward for DDP: embeddings of the captions, of the visual side, of the partner captions and of the
+    text batch (the textual term's consecutive corpus sentences, through the same caption encoder)."""
 
     def __init__(self, net: CharRNNNet) -> None:
         super().__init__()
@@ -36,11 +38,14 @@ class TrainModule(torch.nn.Module):
         visual: torch.Tensor | None,
         partner_chars: torch.Tensor | None,
         partner_lengths: torch.Tensor | None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        text_chars: torch.Tensor | None = None,
+        text_lengths: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         captions = self.net.caption(chars, lengths)
         images = self.net.image(visual) if visual is not None and self.net.image is not None else None
         partners = self.net.caption(partner_chars, partner_lengths) if partner_chars is not None else None
-        return captions, images, partners
+        texts = self.net.caption(text_chars, text_lengths) if text_chars is not None else None
+        return captions, images, partners, texts
 
 
 class Distributed:
@@ -76,6 +81,10 @@ class Distributed:
     def share(self, rows: Any) -> Any:
         """This rank's share of the rows of a global minibatch (rows r, r + W, ...)."""
         return rows[self.rank :: self.world]
+
+    def gathered(self, rows: Any) -> Any:
+        """The rows of a global minibatch in the order :meth:`gather` returns their embeddings."""
+        return np.concatenate([rows[rank :: self.world] for rank in range(self.world)])
 
     def barrier(self) -> None:
         if self.world > 1:

@@ -12,12 +12,25 @@ matching row i of the other, and return a scalar summed over the batch (as Merkx
   of a pair serves as the anchor once (the paper sums over all anchors).
 - ``perceptual_loss``: Bordes et al. (2019)'s L_P = −Pearson correlation, over the caption pairs of the batch,
   between the cosine of the two captions and the cosine of their images' visual features.
+- ``textual_loss``: Bordes et al. (2019)'s textual objective L_T, here QuickThought's (Logeswaran & Lee 2018;
+  their code, lajanugen/S2V ``s2v_model.py``): in a batch of consecutive sentences of an ordered corpus
+  (:mod:`benchbox.training.text_corpus`), each sentence classifies its true neighbours (previous and next
+  sentence of its document) among the other sentences of the batch — a softmax over the batch of its scores
+  against the others, cross-entropy against the uniform distribution on its neighbours. Differences from
+  QuickThought, all because the encoder is Bordes et al.'s single sentence encoder shared with the grounded
+  terms ("the sentence encoder is shared"), not QuickThought's pair f, g: the score is the cosine of the
+  (L2-normalised) embeddings divided by a temperature :data:`TEXTUAL_TEMPERATURE` (cosines alone, in [−1, 1],
+  give a nearly flat softmax); a sentence's own score is excluded (with f = g it is always the largest;
+  QuickThought sets it to 0); and the loss is summed over the batch's sentences like the other terms here
+  (QuickThought averages: α_T absorbs the factor B). A sentence with no neighbour in its batch (its document
+  ends at the batch's edge) does not count.
 
 The dispatch, :func:`weighted_terms`: the training objective of a char-RNN run, the weighted terms of ``--loss``
 on one (global) minibatch. Bordes et al. (2019) train M(α_T, α_P, α_C) = α_T L_T + α_P L_P + α_C L_C; here the
 terms are the losses above (see :mod:`benchbox.training.config` for the ``--loss`` syntax and presets): a
 ranking term toward the visual side (``hinge-sum``, ``hinge-max``, ``order``; the projection baseline P),
-``cluster`` (L_C, on two captions per image) and ``perceptual`` (L_P, against the visual vectors). With
+``cluster`` (L_C, on two captions per image), ``perceptual`` (L_P, against the visual vectors) and ``textual``
+(L_T, on the step's batch of consecutive corpus sentences, encoded by the same caption encoder). With
 ``--visual cluster`` and a single hinge name, the ranking is against a partner caption of the same image.
 Each term is returned already weighted, so the terms sum to the loss that is minimised and logged.
 """
@@ -30,6 +43,9 @@ import torch
 
 if TYPE_CHECKING:
     from benchbox.training.config import TrainConfig
+
+#: τ of the textual objective: its logits are cosine / τ (see ``textual_loss``; SimCSE uses 0.05)
+TEXTUAL_TEMPERATURE = 0.1
 
 
 def cosine_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -82,6 +98,18 @@ def perceptual_loss(captions: torch.Tensor, visual: torch.Tensor) -> torch.Tenso
     return -(t * s).sum() / (t.norm() * s.norm()).clamp(min=1e-12)
 
 
+def textual_loss(sentences: torch.Tensor, neighbours: torch.Tensor) -> torch.Tensor:
+    """QuickThought's neighbour classification (module docstring): ``sentences`` [B, D] normalised embeddings of
+    consecutive sentences, ``neighbours`` [B, B] bool (row i: the true neighbours of sentence i in the batch)."""
+    logits = cosine_similarity(sentences, sentences) / TEXTUAL_TEMPERATURE
+    self_pairs = torch.eye(sentences.shape[0], dtype=torch.bool, device=sentences.device)
+    log_p = torch.log_softmax(logits.masked_fill(self_pairs, float("-inf")), dim=1)
+    counts = neighbours.sum(dim=1)
+    has = counts > 0
+    targets = neighbours[has].to(log_p.dtype) / counts[has, None]
+    return -(targets * log_p[has].masked_fill(self_pairs[has], 0.0)).sum()
+
+
 def needs_visual_vectors(config: TrainConfig) -> bool:
     """Whether the objective reads the raw visual vectors of the batch (the perceptual term does)."""
     return any(t == "perceptual" for t, _ in config.loss_terms)
@@ -98,8 +126,11 @@ def weighted_terms(
     images: torch.Tensor | None,
     partners: torch.Tensor | None,
     visual: torch.Tensor | None,
+    *,
+    text: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """{term: weight × term loss} for ``config.loss``, in summation order (the module docstring)."""
+    """{term: weight × term loss} for ``config.loss``, in summation order (the module docstring); ``text``: the
+    embeddings of the text batch and its neighbour mask, for the ``textual`` term."""
     margin = config.resolved_margin
     out: dict[str, torch.Tensor] = {}
     for term, weight in config.loss_terms:
@@ -109,6 +140,9 @@ def weighted_terms(
         elif term == "perceptual":
             assert visual is not None
             value = perceptual_loss(captions, visual)
+        elif term == "textual":
+            assert text is not None
+            value = textual_loss(*text)
         else:
             target = partners if config.visual == "cluster" else images
             assert target is not None

@@ -1,7 +1,9 @@
 """The training loop of the character-level grounded encoders (Merkx & Frank 2019, docs/protocols.md#char-rnn-encoders).
 
 Adam, minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
-(:mod:`.schedule`), the weighted terms of ``--loss`` (:mod:`.losses`), a snapshot at the end of every cycle
+(:mod:`.schedule`), the weighted terms of ``--loss`` (:mod:`.losses`; with the textual term every step also
+encodes a batch of consecutive sentences of ``--text-corpus``, :mod:`.text_corpus`, and minimises the sum of
+all terms on both batches in one update), a snapshot at the end of every cycle
 (4 epochs; also after the last epoch when the epochs are not a whole number of cycles) scored on dev retrieval
 and, optionally, on semantic tasks, and at the end the ensemble of the two best snapshots (:mod:`.snapshots`).
 The run folder is ``manifest.json`` (:mod:`.run_manifest`; ``"kind": "train"``, the encoder name and
@@ -18,6 +20,7 @@ model and restores a checkpoint; the constructor only assigns.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -38,7 +41,7 @@ from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
-from benchbox.store import new_run_id
+from benchbox.store import MANIFEST, new_run_id
 from benchbox.threads import set_threads
 from benchbox.training.batching import Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, restore, resume_state, save_checkpoint
@@ -53,6 +56,7 @@ from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.snapshots import SNAPSHOTS, take_snapshot, with_snapshot
 from benchbox.training.stop import StopRequest
+from benchbox.training.text_corpus import TextCorpus, neighbour_mask, text_batch
 
 #: called after every step with the global step; returning True stops training (checkpoint written)
 StepHook = Callable[[int], bool]
@@ -108,6 +112,8 @@ class Trainer:
             if config.batch_size % dist.world:
                 raise BenchboxError(f"the batch size {config.batch_size} must be divisible by the {dist.world} processes")
             data = load_training_data(config)
+            if stored is not None and data.text is not None:
+                _require_same_corpus(folder, data.text)
             torch.manual_seed(config.seed)
             net = build_net(config, data, None if stored is None else CharVocab(tuple(stored["vocab"])), dist.device)
             optimizer = torch.optim.Adam(net.parameters(), lr=config.resolved_lr_max)
@@ -193,8 +199,8 @@ class Trainer:
         self._save_checkpoint()
         self._write_history()
 
-    def _tensors(self, batch: Batch) -> tuple[Any, ...]:
-        """This rank's share of a global minibatch, as model inputs."""
+    def _tensors(self, batch: Batch, text_rows: np.ndarray | None) -> tuple[Any, ...]:
+        """This rank's share of a global minibatch (and of the text batch ``text_rows``), as model inputs."""
         share, captions = self.dist.share, self.data.train.captions
         vocab, device = self.net.vocab, self.dist.device
         chars, lengths = vocab.batch([captions[i] for i in share(batch.captions)])
@@ -205,17 +211,36 @@ class Trainer:
         if self.config.needs_partner:
             partner_chars, partner_lengths = vocab.batch([captions[i] for i in share(batch.partners)])
             partner_chars = partner_chars.to(device)
-        return chars.to(device), lengths, visual, partner_chars, partner_lengths
+        text_chars = text_lengths = None
+        if text_rows is not None:
+            assert self.data.text is not None
+            text_chars, text_lengths = vocab.batch([self.data.text.sentences[i] for i in share(text_rows)])
+            text_chars = text_chars.to(device)
+        return chars.to(device), lengths, visual, partner_chars, partner_lengths, text_chars, text_lengths
+
+    def _text_rows(self) -> np.ndarray | None:
+        """The corpus rows of this step's text batch (one per caption batch; None without the textual term)."""
+        if self.data.text is None:
+            return None
+        return text_batch(len(self.data.text.sentences), batch_size=self.config.batch_size, seed=self.config.seed,
+                          step=self.position.global_step)
 
     def _step(self, model: torch.nn.Module, batch: Batch, lr: float) -> tuple[float, dict[str, float]]:
-        """One optimiser step; returns the loss and its weighted terms (which sum to it)."""
+        """One optimiser step on a caption batch (and, with the textual term, a text batch); returns the loss and
+        its weighted terms (which sum to it)."""
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        inputs = self._tensors(batch)
-        captions, images, partners = model(*inputs)
+        text_rows = self._text_rows()
+        inputs = self._tensors(batch, text_rows)
+        captions, images, partners, texts = model(*inputs)
         gather = self.dist.gather
         visual = gather(inputs[2]) if needs_visual_vectors(self.config) else None
-        terms = weighted_terms(self.config, gather(captions), gather(images), gather(partners), visual)
+        text = None
+        if text_rows is not None:
+            assert self.data.text is not None
+            neighbours = neighbour_mask(self.dist.gathered(text_rows), self.data.text.documents)
+            text = gather(texts), torch.from_numpy(neighbours).to(self.dist.device)
+        terms = weighted_terms(self.config, gather(captions), gather(images), gather(partners), visual, text=text)
         loss = sum(terms.values())
         values = {t: float(v.detach()) for t, v in terms.items()}
         step = self.position.global_step + 1
@@ -257,6 +282,7 @@ class Trainer:
                 "sources": train.source_files,
                 "features": config.features,
                 "features_sha256": self.data.features_sha256,
+                "text_corpus": self.data.text.record() if self.data.text is not None else None,
             },
             "world_size": self.dist.world,
             "steps_per_epoch": self.steps_per_epoch,
@@ -324,16 +350,26 @@ class Trainer:
         raise BenchboxError(f"{exc}; {where}") from exc
 
 
+def _require_same_corpus(folder: Path, text: TextCorpus) -> None:
+    """A resumed run reads the text corpus it started with (its bytes, not only its path)."""
+    started = json.loads((folder / MANIFEST).read_text())["data"]["text_corpus"]["sha256"]
+    if started != text.sha256:
+        raise BenchboxError(f"--text-corpus {text.path} has changed since the run started (sha256 {text.sha256[:12]}, "
+                            f"the run's {started[:12]}): resume with the original file, or start a new run")
+
+
 def build_net(config: TrainConfig, data: TrainingData, vocab: CharVocab | None, device: torch.device) -> CharRNNNet:
     """The network of ``config`` on ``device`` (``vocab``: the resumed run's; else built from the training
-    captions), after checking that one training step fits in its memory."""
+    captions alone, so that one seed gives the same initial weights with and without the textual term), after
+    checking that one training step fits in its memory."""
     train = data.train
     vocab = vocab or CharVocab.build(train.captions)
     rnn, pooling = config.architecture
     feature_dim = None if train.visual is None else int(train.visual.shape[1])
     require_training_memory(str(device), rnn=rnn, hidden=config.hidden, batch_size=config.batch_size,
                             max_length=int(train.lengths.max()), feature_dim=feature_dim, vocab_size=len(vocab),
-                            partner=config.needs_partner)
+                            partner=config.needs_partner,
+                            text_length=int(data.text.lengths.max()) if data.text is not None else 0)
     net_config = NetConfig(rnn=rnn, pooling=pooling, hidden=config.hidden, feature_dim=feature_dim,
                            nonneg=needs_nonnegative_embeddings(config))
     return CharRNNNet(vocab, net_config).to(device)
