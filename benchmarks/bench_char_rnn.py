@@ -140,7 +140,7 @@ def bench_against_caption2image(train, n: int, steps: int, warmup: int = 1) -> d
 
     def loss_of(name: str, chars, lengths, visual) -> torch.Tensor:
         if name == "benchbox":
-            c, v, _ = model(chars, lengths, visual, None, None)
+            c, v, _, _ = model(chars, lengths, visual, None, None)
             return sum(weighted_terms(config, c, v, None, None).values())
         if name == "benchbox, packed layer":
             return packed_loss(net, config, chars, lengths, visual)

@@ -252,26 +252,30 @@ def test_one_seed_starts_from_the_same_weights_with_and_without_alpha_t(tmp_path
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-#: the history and final weights of tiny α_T = 0 runs, recorded before the textual term existed (torch 2.x, CPU,
-#: one thread): a run without the textual term must stay bit-identical
-BEFORE_TEXTUAL = {
-    ("random", "hinge-sum"): (368.38575134277346, "ab206731386e2ffaaa7b47da5b19be95956087f628df3ae787bf59dd4ccfa1d5"),
-    ("cluster", "bordes-c"): (330.50672607421876, "db70aeb3a6453600115f5024129825b83f9e9462363af4305c5e6904371997af"),
+#: the epoch loss and the sum of |weights| of tiny α_T = 0 runs (torch 2.x, CPU, one thread). When the textual
+#: term was added, these runs were bit-identical to the ones before it (history and a sha256 of the weights);
+#: the values were then taken again after CPU training moved off PyTorch's packed recurrent layer (equal to float
+#: rounding, docs/protocols.md "Speed on the CPU"). Compared to 1e-6: a change in what a run without the textual
+#: term computes (an extra random draw, a different batch) moves them by far more, another CPU's rounding does not
+WITHOUT_TEXTUAL = {
+    ("random", "hinge-sum"): (368.3857360839844, 3556.221403487406),
+    ("cluster", "bordes-c"): (330.5067169189453, 1798.4757172509399),
 }
 
 
 @needs_flickr
-@pytest.mark.parametrize("visual, loss", list(BEFORE_TEXTUAL))
-def test_alpha_t_zero_trains_exactly_as_before(tmp_path, visual, loss):
+@pytest.mark.parametrize("visual, loss", list(WITHOUT_TEXTUAL))
+def test_alpha_t_zero_trains_as_without_the_textual_term(tmp_path, visual, loss):
     from benchbox.training.trainer import Trainer
 
     config = TrainConfig(encoder="char-gru", dataset="flickr8k", hidden=16, epochs=1, cycle_epochs=1,
                          max_captions=320, threads=1, checkpoint_every=0, seed=3, visual=visual, loss=loss)
     run = Trainer.from_config(config, tmp_path / "run").run()
     state = _weights(run, "epoch-001.pt")
-    digest = hashlib.sha256(b"".join(state[k].numpy().tobytes() for k in sorted(state))).hexdigest()
-    assert (pd.read_csv(run / "history.csv")["loss"].tolist(), digest) == ([BEFORE_TEXTUAL[visual, loss][0]],
-                                                                           BEFORE_TEXTUAL[visual, loss][1])
+    weights = float(sum(v.double().abs().sum() for v in state.values()))
+    loss_value, weight_sum = WITHOUT_TEXTUAL[visual, loss]
+    assert pd.read_csv(run / "history.csv")["loss"].tolist() == [pytest.approx(loss_value, rel=1e-6)]
+    assert weights == pytest.approx(weight_sum, rel=1e-6)
 
 
 @needs_flickr
