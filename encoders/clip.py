@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.console import log
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.encoders.sbert import digest_folder
+from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -113,7 +113,7 @@ class CLIPEncoder(VisionLanguageEncoder):
             raise BenchboxError(f"clip max_length must be between 2 and {limit} (the text tower's positions), "
                                 f"got {self.max_length}")
         self.padding = "max_length" if self.model_type in PAD_TO_MAX_LENGTH else "longest"
-        self.truncated = self.encoded = 0
+        self.truncation = TruncationCount(self.name, self.max_length, "option max_length")
         self._dim = int(self._text(["a"]).shape[1])
         self._digest: str | None = None
 
@@ -131,8 +131,7 @@ class CLIPEncoder(VisionLanguageEncoder):
         return self._digest
 
     def run_notes(self) -> dict[str, Any]:
-        return {"truncated_sentences": self.truncated, "encoded_sentences": self.encoded,
-                "max_length": self.max_length}
+        return self.truncation.notes()
 
     @torch.inference_mode()
     def _text(self, sentences: list[str]) -> torch.Tensor:
@@ -143,11 +142,7 @@ class CLIPEncoder(VisionLanguageEncoder):
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         lengths = [len(ids) for ids in self.tokenizer(sentences, verbose=False)["input_ids"]]
-        truncated = sum(n > self.max_length for n in lengths)
-        if truncated and not self.truncated:  # the first time only; the run records the total
-            log(f"{self.name}: {truncated} of {len(sentences)} sentences are longer than {self.max_length} tokens "
-                "and were truncated (option max_length); the run records the total (encoder_notes)")
-        self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
+        self.truncation.add(lengths)
         order = np.argsort(lengths, kind="stable")  # batches of similar length: little padding
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for start in range(0, len(sentences), batch_size):

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.console import log
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.encoders.sbert import digest_folder
+from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
 #: benchbox precision → OpenCLIP's ``precision`` argument
@@ -121,7 +121,7 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
         self.model.eval()
         self.dtype = next(self.model.parameters()).dtype
         self.context_length = int(self.tokenizer.context_length)
-        self.truncated = self.encoded = 0
+        self.truncation = TruncationCount(self.name, self.context_length, "the model's context length")
         self._dim = int(self._text(["a"]).shape[1])
         self._digest: str | None = None
 
@@ -141,8 +141,7 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
         return self._digest
 
     def run_notes(self) -> dict[str, Any]:
-        return {"truncated_sentences": self.truncated, "encoded_sentences": self.encoded,
-                "max_length": self.context_length}
+        return self.truncation.notes()
 
     def _token_counts(self, sentences: list[str]) -> list[int]:
         """Tokens of each sentence with its start and end tokens, before truncation."""
@@ -157,11 +156,7 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
         return torch.nn.functional.normalize(self.model.encode_text(tokens).float(), dim=-1)
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
-        truncated = sum(n > self.context_length for n in self._token_counts(sentences))
-        if truncated and not self.truncated:  # the first time only; the run records the total
-            log(f"{self.name}: {truncated} of {len(sentences)} sentences are longer than {self.context_length} "
-                "tokens (the model's context length) and were truncated; the run records the total (encoder_notes)")
-        self.truncated, self.encoded = self.truncated + truncated, self.encoded + len(sentences)
+        self.truncation.add(self._token_counts(sentences))
         out = [self._text(sentences[start : start + batch_size]).cpu().numpy()
                for start in range(0, len(sentences), batch_size)]
         return np.concatenate(out)

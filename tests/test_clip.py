@@ -92,7 +92,7 @@ def test_fingerprint_follows_the_weights(models):
 
 
 def test_truncation_is_counted_logged_and_recorded(models, flickr, monkeypatch):
-    import benchbox.encoders.clip as module
+    import benchbox.encoders.truncation as module
 
     logged = []
     monkeypatch.setattr(module, "log", logged.append)
