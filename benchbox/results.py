@@ -4,28 +4,29 @@
 per metric record (a row of a run's ``metrics.csv``), joined with what the run's manifest says about it. The
 columns, in this order (docs/schema.md, "load_runs"):
 
-=================  ===========================================================================================
-run_id             the run's id (its folder name for runs written by benchbox)
-path               the run folder
-label              the model's label (``--name``), else the encoder name
-encoder            the encoder name
-fingerprint        the encoder fingerprint (configuration and weights)
-encoder_provider   the distribution that provides the encoder's class (null: none, or an older run)
-encoder_version    that distribution's version
-task               task name
-task_version       the task's declared version (null for runs that recorded none)
-variant            the task's protocol switches that differ from their defaults (``text=raw``; empty: the
-                   standard protocol)
-subset             subset / split / retrieval direction
-metric             metric name (units in docs/schema.md)
-value              the metric value
-ci_low, ci_high    its 95% interval (null where it has none)
-n                  items the value is computed on
-created            when the run was written (UTC, ISO 8601 text)
-benchbox_version   the benchbox version that wrote the run
-option.<name>      one column per protocol option (``TaskOptions``) of the run, flattened; columns sorted
+=====================  ===================================================================================
+run_id                 the run's id (its folder name for runs written by benchbox)
+path                   the run folder
+label                  the model's label (``--name``), else the encoder name
+encoder                the encoder name
+fingerprint            the encoder fingerprint (configuration and weights)
+encoder_provider       the distribution that provides the encoder's class (null: none, or an older run)
+encoder_version        that distribution's version
+task                   task name
+task_version           the task's declared version (null for runs that recorded none)
+variant                the task's protocol switches that differ from their defaults (``text=raw``; empty: the
+                       standard protocol)
+subset                 subset / split / retrieval direction
+metric                 metric name (units in docs/schema.md)
+value                  the metric value
+ci_low, ci_high        its 95% interval (null where it has none)
+n                      items the value is computed on
+unit                   what the number is (``r``, ``%``, ``rank``, ``mse``, ``value``): the task's declaration
+created                when the run was written (UTC, ISO 8601 text)
+benchbox_version       the benchbox version that wrote the run
+option.<name>          one column per protocol option (``TaskOptions``) of the run, flattened; columns sorted
 encoder_option.<name>  one column per encoder option (given and defaulted) of the run; columns sorted
-=================  ===========================================================================================
+=====================  ===================================================================================
 
 Every table is read through :meth:`benchbox.store.Run.table`, so a truncated or altered run is never read
 silently. A folder that is not a readable evaluation run is an error naming it (``errors="raise"``), or is
