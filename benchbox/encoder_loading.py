@@ -115,7 +115,7 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
         raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
     with encoder_call(encoder_name, f"construction from {path}"):
         encoder = cls.from_path(path, **kwargs)
-    return attach_build(encoder, build_of(encoder, str(path), kwargs, training=record.config or None))
+    return attach_build(encoder, build_of(encoder, str(path), kwargs, training=record.training or None))
 
 
 def _what(exc: BaseException) -> str:

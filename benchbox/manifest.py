@@ -88,8 +88,9 @@ class Manifest:
     data_root: str | None
     #: ``sys.argv`` of the command that wrote the run
     command: list[str] = field(default_factory=list)
-    #: training runs: the training configuration and the training data (sizes, ``sources`` checksums)
-    config: dict[str, Any] = field(default_factory=dict)
+    #: training runs: the training configuration (a char-RNN run's ``config``, an InferSent run's ``training``)
+    #: and the training data (sizes, ``sources`` checksums)
+    training: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -123,6 +124,6 @@ class Manifest:
             packages=dict(_dict(raw.get("packages"))),
             data_root=_text(raw.get("data_root")),
             command=[str(a) for a in raw["command"]] if isinstance(raw.get("command"), list) else [],
-            config=dict(_dict(raw.get("config"))),
+            training=dict(_dict(raw.get("config")) or _dict(raw.get("training"))),
             data=dict(_dict(raw.get("data"))),
         )

@@ -141,3 +141,24 @@ def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
     assert result.exit_code == 0, result.output
     records = json.loads(result.output)["records"]
     assert {r["metric"] for r in records} == {"pearson", "spearman"} and records[0]["n"] == 1379
+
+
+def test_name_labels_the_model_and_its_evaluations_record_the_training_seed(nli_folder, tmp_path):
+    """``train infersent --name`` stores the label (as ``train char-gru --name`` does); an evaluation of the
+    trained model inherits it and records the training seed and configuration in its identity."""
+    from typer.testing import CliRunner
+
+    from benchbox.cli import app
+    from benchbox.evaluation import run_tasks
+
+    folder, vectors = nli_folder
+    result = CliRunner().invoke(app, ["train", "infersent", "--nli", str(folder), "--word-vectors", str(vectors),
+                                      "--hidden", "4", "--fc-dim", "8", "--epochs", "1", "--seed", "7",
+                                      "--device", "cpu", "--out", str(tmp_path / "run"), "--name", "nli-small",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["label"] == "nli-small"
+    evaluation = run_tasks(str(tmp_path / "run"), ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=False,
+                           label="nli-small")
+    encoder = evaluation.encoder
+    assert encoder["seed"] == 7 and encoder["training"]["hidden"] == 4 and encoder["source"] == str(tmp_path / "run")

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
+from benchbox.labels import label_option
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, DROPOUT, NON_NEGATIVE, POSITIVE, THREADS, in_range
 from benchbox.threads import set_threads
 
@@ -37,6 +38,7 @@ def train_infersent(
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
     threads: THREADS = None,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in reports, and of its evaluation runs (stored in the run manifest).", callback=label_option)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
 ) -> None:
     """Train InferSent (Conneau et al. 2017) on NLI; prints the run folder (`benchbox eval RUN --task ...`)."""
@@ -50,7 +52,7 @@ def train_infersent(
         lr_shrink=lr_shrink, min_lr=min_lr, max_norm=max_norm, seed=seed, train_split=train_split,
         dev_split=dev_split, test_split=test_split or None, max_train=max_train, max_dev=max_dev, device=device,
     )
-    trainer = NLITrainer.from_config(config, out_dir)
+    trainer = NLITrainer.from_config(config, out_dir, label=name)
     run = trainer.run()
     out.print(str(run), highlight=False, soft_wrap=True)
     if trainer.stopped_by_signal is not None:

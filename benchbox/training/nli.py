@@ -79,8 +79,11 @@ class NLITrainer:
     """Runs the protocol above and writes the run folder."""
 
     def __init__(self, config: NLIConfig, out: Path, *, splits: tuple[NLISplit, NLISplit, NLISplit | None],
-                 vectors: WordVectors, net: NLINet, device: torch.device, rng: np.random.RandomState) -> None:
+                 vectors: WordVectors, net: NLINet, device: torch.device, rng: np.random.RandomState,
+                 label: str | None = None) -> None:
         self.config = config
+        #: the model's label (``--name``), stored in the manifest; its evaluation runs inherit it
+        self.label = label
         self.out = out
         self.train, self.dev, self.test = splits
         self.vectors = vectors
@@ -100,9 +103,10 @@ class NLITrainer:
         self.stopped_by_signal: int | None = None
 
     @classmethod
-    def from_config(cls, config: NLIConfig, out: Path | None = None, runs_dir: Path = Path("runs")) -> NLITrainer:
+    def from_config(cls, config: NLIConfig, out: Path | None = None, runs_dir: Path = Path("runs"),
+                    label: str | None = None) -> NLITrainer:
         """Check the run folder (``runs_dir``/<new id> by default), read the NLI splits and the word vectors,
-        and build the seeded network."""
+        and build the seeded network; ``label``: the model's label (``--name``)."""
         if config.padding not in PADDING_MODES:
             raise BenchboxError(f"--padding must be one of {', '.join(PADDING_MODES)}")
         out = Path(out) if out else runs_dir / new_run_id("infersent")
@@ -125,7 +129,7 @@ class NLITrainer:
         rng = np.random.RandomState(config.seed)
         encoder = BiLSTMMax(word_vectors.dim, config.hidden, config.padding)
         net = NLINet(encoder, config.fc_dim, 3, config.nonlinear_fc, config.dropout_fc).to(device)
-        return cls(config, out, splits=splits, vectors=word_vectors, net=net, device=device, rng=rng)
+        return cls(config, out, splits=splits, vectors=word_vectors, net=net, device=device, rng=rng, label=label)
 
     def encoder_config(self) -> dict[str, Any]:
         """What :meth:`InferSentEncoder.from_path` needs to rebuild the encoder."""
@@ -222,7 +226,8 @@ class NLITrainer:
 
     def _start_manifest(self) -> None:
         self.manifest.start(
-            kind="train", status="running", encoder={"name": "infersent", "config": self.encoder_config()},
+            kind="train", status="running", **({"label": self.label} if self.label else {}),
+            encoder={"name": "infersent", "config": self.encoder_config()},
             training={**asdict(self.config), "protocol": "Conneau et al. 2017 (train_nli.py defaults)",
                       "pairs": {"train": len(self.train.labels), "dev": len(self.dev.labels),
                                 "test": len(self.test.labels) if self.test else 0}},
