@@ -43,10 +43,6 @@ class EncoderIdentity:
     def version(self) -> str | None:
         return _text(_dict(self.record.get("provider")).get("version"))
 
-    @property
-    def seed(self) -> Any:
-        return self.record.get("seed")
-
 
 @dataclass(frozen=True)
 class TaskEntry:
@@ -67,10 +63,6 @@ class TaskEntry:
         found = self.implementation.get("version", _dict(self.metadata).get("version"))
         return None if found is None else str(found)
 
-    @property
-    def provider(self) -> dict[str, Any]:
-        return _dict(self.implementation.get("provider"))
-
 
 @dataclass(frozen=True)
 class Manifest:
@@ -85,7 +77,6 @@ class Manifest:
     options: dict[str, Any]
     tasks: dict[str, TaskEntry]
     packages: dict[str, str]
-    data_root: str | None
     #: ``sys.argv`` of the command that wrote the run
     command: list[str] = field(default_factory=list)
     #: training runs: the training configuration (a char-RNN run's ``config``, an InferSent run's ``training``)
@@ -122,7 +113,6 @@ class Manifest:
             options=dict(_dict(raw.get("options"))),
             tasks=tasks,
             packages=dict(_dict(raw.get("packages"))),
-            data_root=_text(raw.get("data_root")),
             command=[str(a) for a in raw["command"]] if isinstance(raw.get("command"), list) else [],
             training=dict(_dict(raw.get("config")) or _dict(raw.get("training"))),
             data=dict(_dict(raw.get("data"))),

@@ -79,7 +79,8 @@ def _run_rows(run: Run) -> pd.DataFrame:
     frame = pd.concat([frame, metrics], axis=1)
     entries = record.tasks
     frame["task_version"] = [entries[t].version if t in entries else None for t in frame["task"]]
-    frame["variant"] = [variant(t, entries[t].protocol) if t in entries else "" for t in frame["task"]]
+    variants = {t: variant(t, entries[t].protocol) if t in entries else "" for t in set(frame["task"])}
+    frame["variant"] = frame["task"].map(variants)
     frame["unit"] = [metric_unit(t, m, entries[t].metadata if t in entries else None)
                      for t, m in zip(frame["task"], frame["metric"])]
     frame["created"] = record.created

@@ -65,12 +65,11 @@ def wanted_identity(encoder: Any, tasks: list[Task], options: TaskOptions) -> di
 
 
 def recorded_identity(run: Run, tasks: list[str]) -> dict[str, Any]:
-    """The same of a run, for ``tasks`` (:func:`wanted_identity`)."""
+    """The same of a run that recorded ``tasks`` (:func:`wanted_identity`)."""
     record = run.record
-    entries = record.tasks
     return {"encoder": record.encoder.record, "options": record.options, "benchbox": record.benchbox_version,
-            "tasks": {task: {"implementation": entries[task].implementation if task in entries else None,
-                             "options": entries[task].options if task in entries else None} for task in tasks}}
+            "tasks": {task: {"implementation": record.tasks[task].implementation,
+                             "options": record.tasks[task].options} for task in tasks}}
 
 
 def _why_not(run: Run, tasks: list[str], wanted: dict[str, Any], data: DataRoot) -> str | None:

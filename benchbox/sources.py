@@ -304,9 +304,9 @@ def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_
         raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
     options = options or TaskOptions()
     data = DataRoot(data_dir)
-    for task in resolve_tasks(names):  # missing data fails before any evaluation
-        data.require(task.required_files(options))
     task_objs = resolve_tasks(names)
+    for task in task_objs:  # missing data fails before any evaluation
+        data.require(task.required_files(options))
     reused = {id(s): None if rerun else find_reusable_run(runs_dir, encoder=s.encoder, tasks=task_objs,
                                                           options=options, data=data, log=log) for s in pending}
     if any(run is None for run in reused.values()):
