@@ -12,8 +12,10 @@ import numpy as np
 
 from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
+from benchbox.tasks.senteval_data import SNLI_LABELS
 
-LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
+#: label → id, as ``train_nli.py`` (and SentEval's SNLI task) number them
+LABELS = {label: i for i, label in enumerate(SNLI_LABELS)}
 
 
 @dataclass
