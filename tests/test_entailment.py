@@ -4,7 +4,6 @@ rows and intervals, the SNLI folder option and its errors, and the transfer grou
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from benchbox.tasks.entailment import SICKE, SNLI
 from benchbox.tasks.senteval_data import load_sick_entailment, read_snli
 from benchbox.tasks.senteval_probe import nli_features, pair_features
 from tests import senteval_reference as ref
+from tests.helpers import CueWords
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 SICK_HEAD = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"
@@ -29,27 +29,13 @@ SICK_CUES = {"CONTRADICTION": "no", "NEUTRAL": "maybe", "ENTAILMENT": "yes"}
 SNLI_CUES = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
 
 
-class CueEncoder(Encoder):
-    """4 × counts of the cue words plus unit noise seeded by the sentence (deterministic): the label is in the
+class CueEncoder(CueWords):
+    """The entailment cue words, four times their counts (:class:`tests.helpers.CueWords`): the label is in the
     pair features, with a little overlap so that SentEval's early stopping has something to improve."""
 
     name = "cues"
     cues = ("yes", "maybe", "no")
-
-    @property
-    def dim(self) -> int:
-        return len(self.cues)
-
-    def config(self):
-        return {}
-
-    def weights_digest(self) -> str:
-        return "cues"
-
-    def _encode(self, sentences, batch_size):
-        rows = [4 * np.array([s.split().count(c) for c in self.cues])
-                + np.random.default_rng(zlib.crc32(s.encode())).normal(size=len(self.cues)) for s in sentences]
-        return np.array(rows, np.float32)
+    scale = 4
 
 
 def _pairs(n: int, labels: list[str], cues: dict[str, str], seed: int) -> list[tuple[str, str, str]]:

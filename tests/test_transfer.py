@@ -3,14 +3,11 @@ SentEval-structured reference, the readers, the tasks on tiny generated data, an
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 import torch
 
 from benchbox.data import DataRoot
-from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, TaskOptions, resolve_tasks
@@ -19,6 +16,7 @@ from benchbox.tasks.senteval_data import load_trec
 from benchbox.tasks.senteval_probe import FitSpec, augment, fit_logregs, split_validation
 from benchbox.tasks.transfer import CR, MRPC, SST2, TREC
 from tests import senteval_reference as ref
+from tests.helpers import CueWords
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -88,30 +86,12 @@ def test_kfold_needs_enough_examples_per_class():
         fast.inner_kfold(x, np.array([0] * 8 + [1] * 2), 2, k=3)
 
 
-class WordEncoder(Encoder):
-    """2 × counts of a few cue words plus unit Gaussian noise seeded by the sentence (deterministic): a
-    predictive embedding whose classes overlap a little, so that dev accuracy improves gradually, as
-    SentEval's early stopping needs (on perfectly discrete features its first check is often final)."""
+class WordEncoder(CueWords):
+    """Sentiment, question and paraphrase cues, twice their counts (:class:`tests.helpers.CueWords`)."""
 
     name = "words"
     cues = ("good", "bad", "who", "where", "same")
-
-    @property
-    def dim(self) -> int:
-        return len(self.cues)
-
-    def config(self):
-        return {}
-
-    def weights_digest(self) -> str:
-        return "words"
-
-    def _encode(self, sentences, batch_size):
-        rows = []
-        for s in sentences:
-            noise = np.random.default_rng(zlib.crc32(s.encode())).normal(size=len(self.cues))
-            rows.append(2 * np.array([s.split().count(c) for c in self.cues]) + noise)
-        return np.array(rows, np.float32)
+    scale = 2
 
 
 def run_task(task, root, **options):
@@ -206,9 +186,6 @@ class BlindEncoder(WordEncoder):
 
     name = "blind"
     cues = ("who", "where", "same")
-
-    def weights_digest(self) -> str:
-        return "blind"
 
 
 def test_transfer_runs_flow_into_compare_and_report(tmp_path):
