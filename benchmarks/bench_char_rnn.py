@@ -37,7 +37,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from benchbox.data import DataRoot
 from benchbox.encoders.char_rnn import encoder_for
-from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, _finish
+from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.training.batching import epoch_plan, padding_waste
 from benchbox.training.config import TrainConfig
@@ -119,10 +119,7 @@ def packed_loss(net: CharRNNNet, config: TrainConfig, chars: torch.Tensor, lengt
                 visual: torch.Tensor) -> torch.Tensor:
     """benchbox's step with the packed recurrent layer it trained with before (for the before/after ratio)."""
     caption = net.caption
-    packed = pack_padded_sequence(caption.embed(chars), lengths, batch_first=True, enforce_sorted=False)
-    h, _ = pad_packed_sequence(caption.rnn(packed)[0], batch_first=True)
-    mask = torch.arange(h.shape[1])[None, :] < lengths[:, None]
-    captions = _finish(caption.attention(h, mask), caption.nonneg)
+    captions = caption.pool(caption.recurrent(caption.embed(chars), lengths, packed=True), lengths)
     return sum(weighted_terms(config, captions, net.image(visual), None, None).values())
 
 

@@ -113,11 +113,19 @@ class CaptionEncoder(nn.Module):
     def forward(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``chars`` [B, T] int64 (pad 0), ``lengths`` [B] int64 on CPU → [B, 2n]."""
         embedded = self.embed(chars)
-        if torch.is_grad_enabled() and embedded.device.type == "cpu":
-            h = bidirectional_padded(self.rnn, embedded[:, : int(lengths.max())], lengths)
-        else:
-            packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
-            h, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True)
+        packed = not (torch.is_grad_enabled() and embedded.device.type == "cpu")  # module docstring
+        return self.pool(self.recurrent(embedded, lengths, packed=packed), lengths)
+
+    def recurrent(self, embedded: torch.Tensor, lengths: torch.Tensor, *, packed: bool) -> torch.Tensor:
+        """The recurrent layer's outputs [B, T_max, 2n], zero past each caption's length: by the packed layer,
+        or each direction over the padded batch (:func:`bidirectional_padded`)."""
+        if not packed:
+            return bidirectional_padded(self.rnn, embedded[:, : int(lengths.max())], lengths)
+        sequence = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+        return pad_packed_sequence(self.rnn(sequence)[0], batch_first=True)[0]
+
+    def pool(self, h: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Attention or max pooling over each caption's steps, then L2 normalisation."""
         mask = torch.arange(h.shape[1], device=h.device)[None, :] < lengths.to(h.device)[:, None]
         if self.attention is not None:
             pooled = self.attention(h, mask)
