@@ -19,7 +19,7 @@ from benchbox.encoders.frame_attention import FrameAttention
 from benchbox.errors import BenchboxError
 from benchbox.image_features import load_features, save_features
 from benchbox.training.clips import (attended_clip_vectors, average_frames, caption_queries, clip_queries,
-                                     middle_frame, query_encoder)
+                                     make_query_encoder, middle_frame)
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import SplitData, TrainingData, random_anchors
 from benchbox.training.distributed import Distributed
@@ -170,7 +170,7 @@ def test_on_clips_of_one_frame_F_A_and_T_are_the_frame_exactly():
 def test_untrained_T_is_A_and_clip_queries_are_caption_means(tmp_path):
     words, vectors = _word_vectors(tmp_path)
     _, captions, clips, _ = _planted_clips(3, 0, vectors)
-    queries = caption_queries(captions, query_encoder(str(words)))
+    queries = caption_queries(captions, make_query_encoder(str(words)))
     np.testing.assert_allclose(queries[0], vectors["dog"], rtol=1e-6)  # the only known word of "a dog runs ."
     per_clip = clip_queries(queries, 5)
     np.testing.assert_allclose(per_clip[1], queries[5:10].mean(axis=0), rtol=1e-6)
@@ -180,7 +180,7 @@ def test_untrained_T_is_A_and_clip_queries_are_caption_means(tmp_path):
 
 def _attention_trainer(tmp_path: Path, loss: str, epochs: int) -> tuple[Trainer, SplitData, np.ndarray]:
     words, vectors = _word_vectors(tmp_path)
-    encoder = query_encoder(str(words))
+    encoder = make_query_encoder(str(words))
     splits = []
     for n, seed in ((32, 1), (8, 2)):
         ids, captions, clips, planted = _planted_clips(n, seed, vectors)
@@ -321,6 +321,23 @@ def test_F_A_T_R_train_on_generated_clips_and_are_recorded(tmp_path):
     attention = runs["attention"]
     assert attention.data.train.visual is None and attention.net.frame_attention.project.weight.abs().sum() > 0
     assert attention.data.word_vectors["dim"] == DIM
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_stopped_and_resumed_T_run_equals_an_uninterrupted_one(tmp_path):
+    """T's projection is part of the model: checkpointed, restored and trained on as if never stopped."""
+    folder, clips_file, words, _ = _msvd_clips(tmp_path)
+    config = TrainConfig(encoder="char-gru", dataset="msvd", video_captions=str(folder), visual="attention",
+                         features=str(clips_file), word_vectors=str(words), hidden=4, epochs=2, cycle_epochs=1,
+                         batch_size=8, checkpoint_every=0, data_dir=str(tmp_path))
+    full = Trainer.from_config(config, tmp_path / "full")
+    full.run()
+    Trainer.from_config(config, tmp_path / "cut", step_hook=lambda step: step == 7).run()
+    resumed = Trainer.from_config(config, tmp_path / "cut", resume=True)
+    resumed.run()
+    a, b = full.net.state_dict(), resumed.net.state_dict()
+    assert a["frame_attention.project.weight"].abs().sum() > 0
+    assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 @pytest.mark.usefixtures("one_thread")

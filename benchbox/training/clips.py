@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from benchbox.encoders.frame_attention import FrameAttention
     from benchbox.encoders.glove_bow import GloveBowEncoder
 
-#: the ``--visual`` modes that read a clip's frames, by Bordes et al.'s letters
-CLIP_VISUALS = {"frame": "F", "average": "A", "attention": "T"}
+#: the ``--visual`` modes that read a clip's frames: Bordes et al.'s F, A and T
+CLIP_VISUALS = ("frame", "average", "attention")
 
 
 def middle_frame(clips: Clips) -> np.ndarray:
@@ -46,7 +46,7 @@ def fixed_clip_vectors(visual: str, clips: Clips) -> np.ndarray:
     return middle_frame(clips) if visual == "frame" else average_frames(clips)
 
 
-def query_encoder(word_vectors: str | os.PathLike | None) -> GloveBowEncoder:
+def make_query_encoder(word_vectors: str | os.PathLike | None) -> GloveBowEncoder:
     """T's fixed sentence encoder: benchbox's ``glove-bow`` on ``word_vectors`` (a word-vector file; default the
     packaged GloVe 6B 50-d)."""
     from benchbox.encoders.glove_bow import GloveBowEncoder

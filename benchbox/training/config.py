@@ -10,7 +10,8 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   visual side), ``cluster`` (captions of one image closer than captions of others), ``perceptual``
   (−Pearson of caption and visual cosines) and ``textual`` (L_T, QuickThought's neighbour classification on the
   ordered corpus ``--text-corpus``), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; ``hinge-sum``, ``hinge-max``,
-  ``order`` and ``perceptual`` need a visual side (``--visual features`` or ``random``); ``textual`` needs
+  ``order`` and ``perceptual`` need a visual side (``--visual features``, ``random`` or a clip model ``frame``,
+  ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs
   ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
   cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a

@@ -28,7 +28,8 @@ import numpy as np
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.training.clips import CLIP_VISUALS, caption_queries, fixed_clip_vectors, query_encoder, query_record
+from benchbox.training.clips import (CLIP_VISUALS, caption_queries, fixed_clip_vectors, make_query_encoder,
+                                     query_record)
 from benchbox.training.text_corpus import TextCorpus, load_text_corpus
 from benchbox.video_captions import DATASET as VIDEO_DATASET, load_video_captions
 
@@ -85,18 +86,19 @@ def load_split(
     seed: int,
     max_captions: int | None = None,
     video_captions: str | os.PathLike | None = None,
-    queries: GloveBowEncoder | None = None,
+    query_encoder: GloveBowEncoder | None = None,
 ) -> SplitData:
     """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images.
-    ``video_captions``: the folder of ``--dataset msvd``; ``queries``: T's fixed sentence encoder
-    (``--visual attention``; default :func:`benchbox.training.clips.query_encoder`'s)."""
+    ``video_captions``: the folder of ``--dataset msvd``; ``query_encoder``: T's fixed sentence encoder
+    (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s)."""
     from benchbox.captions import load_caption_dataset
 
     if visual not in VISUAL_MODES:
         raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {visual!r}")
     if dataset == VIDEO_DATASET:
         if video_captions is None:
-            raise BenchboxError("--dataset msvd needs --video-captions DIR (AllVideoDescriptions.txt and split lists)")
+            raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
+                                "split lists)")
         caps = load_video_captions(video_captions, split)
     else:
         caps = load_caption_dataset(data, dataset, split)
@@ -115,7 +117,7 @@ def load_split(
 
         clips = load_clips(features, image_ids)
         if visual == "attention":
-            fixed = caption_queries(captions, queries or query_encoder(None))
+            fixed = caption_queries(captions, query_encoder or make_query_encoder(None))
             return SplitData(image_ids, captions, None, sources, clips=clips, queries=fixed)
         vectors = fixed_clip_vectors(visual, clips)
     elif visual == "features":
@@ -158,9 +160,9 @@ def load_training_data(config: TrainConfig) -> TrainingData:
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(TaskOptions()))
     text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
-    queries = query_encoder(config.word_vectors) if config.visual == "attention" else None
+    queries = make_query_encoder(config.word_vectors) if config.visual == "attention" else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed,
-                 video_captions=config.video_captions, queries=queries)
+                 video_captions=config.video_captions, query_encoder=queries)
     train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
     dev = load_split(data, config.dataset, "dev", **split)
     if len(train.image_ids) < config.batch_size:
