@@ -5,7 +5,7 @@ Formats (chosen by the file suffix):
 
 - ``.npz``: arrays ``ids`` [N] (strings), ``features`` [N, F, D] (float) and, when clips differ in length,
   ``frames`` [N] (integers): clip i has ``frames[i]`` frames, rows ``features[i, :frames[i]]``; the rows past
-  it are padding and never read (without ``frames`` every clip has all F). Optional ``metadata`` (JSON).
+  it are padding and never read (without ``frames`` every clip has all F).
 - ``.h5`` / ``.hdf5``: the same datasets ``ids``, ``features`` and optional ``frames``, or — when there is no
   ``features`` dataset — one top-level dataset per clip id, each [F_i, D] (its frames) or [D] (one frame).
 - Any image-features file (:mod:`benchbox.image_features`: ``.npy``/``.npz``/``.h5`` with [N, D]) is read as
@@ -19,20 +19,18 @@ it lacks, and NaN or infinite values in a requested clip's frames.
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import h5py
 import numpy as np
 
 from benchbox.atomic import atomic_path
 from benchbox.errors import BenchboxError
-from benchbox.image_features import METADATA_ATTR, SHOWN, _as_strings, index_ids, load_features, normalise_id
+from benchbox.image_features import SHOWN, _as_strings, index_ids, load_features, normalise_id
 
 SUFFIXES = (".npz", ".h5", ".hdf5")
 
@@ -64,8 +62,7 @@ class _Stored:
     """A clip file's ids as stored, and a reader of (frames [n, F, D], counts [n]) by position."""
 
     ids: list[str]
-    shape: tuple[int, ...]
-    read: Any
+    read: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 def _check_shape(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -115,7 +112,7 @@ def _in_memory(path: Path, ids: list[str], matrix: np.ndarray, raw_counts: np.nd
     if len(ids) != matrix.shape[0]:
         raise BenchboxError(f"{path}: 'ids' has {len(ids)} entries but 'features' has {matrix.shape[0]} clips")
     counts = _counts(path, raw_counts, len(ids), matrix.shape[1])
-    return _Stored(ids, matrix.shape, lambda rows: (matrix[rows], counts[rows]))
+    return _Stored(ids, lambda rows: (matrix[rows], counts[rows]))
 
 
 def _open_h5(path: Path, h5: h5py.File) -> _Stored | None:
@@ -149,7 +146,7 @@ def _open_h5(path: Path, h5: h5py.File) -> _Stored | None:
             out[i, : counts[row]] = np.asarray(h5[keys[row]][()]).reshape(counts[row], dims[0])
         return out, counts[rows]
 
-    return _Stored(keys, (len(keys), int(counts.max()), dims[0]), read)
+    return _Stored(keys, read)
 
 
 def load_clips(path: str | os.PathLike, clip_ids: Sequence[str]) -> Clips:
@@ -194,8 +191,7 @@ def _select(path: Path, stored: _Stored, clip_ids: Sequence[str]) -> Clips:
     return Clips(frames, clips.counts)
 
 
-def save_clips(path: str | os.PathLike, ids: Sequence[str], frames: np.ndarray, counts: np.ndarray | None = None,
-               *, metadata: dict[str, Any] | None = None) -> None:
+def save_clips(path: str | os.PathLike, ids: Sequence[str], frames: np.ndarray, counts: np.ndarray | None = None) -> None:
     """Write clips (``frames`` [N, F, D], stored as float32; ``counts`` [N], default all F) keyed by ``ids``, as
     ``.npz`` or HDF5 (``ids`` + ``features`` + ``frames``), atomically."""
     path = Path(path)
@@ -207,16 +203,13 @@ def save_clips(path: str | os.PathLike, ids: Sequence[str], frames: np.ndarray, 
         raise BenchboxError(f"cannot save clip features of shape {frames.shape} with {len(ids)} ids")
     counts = np.full(len(ids), frames.shape[1], dtype=np.int64) if counts is None else np.asarray(counts, np.int64)
     _counts(path, counts, len(ids), frames.shape[1])
-    meta_json = json.dumps(metadata or {}, sort_keys=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".npz":
             with open(tmp, "wb") as fh:
-                np.savez(fh, ids=np.asarray(ids, dtype=str), features=frames, frames=counts,
-                         metadata=np.asarray(meta_json))
+                np.savez(fh, ids=np.asarray(ids, dtype=str), features=frames, frames=counts)
         else:
             with h5py.File(tmp, "w") as h5:
                 h5.create_dataset("ids", data=np.asarray(ids, dtype=object), dtype=h5py.string_dtype("utf-8"))
                 h5.create_dataset("features", data=frames)
                 h5.create_dataset("frames", data=counts)
-                h5.attrs[METADATA_ATTR] = meta_json
