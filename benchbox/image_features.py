@@ -82,7 +82,9 @@ def _suffix(path: Path) -> str:
 
 def _check_matrix(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> None:
     if len(shape) != 2:
-        raise BenchboxError(f"{path}: features must be a 2-D array [images, dim], found shape {tuple(shape)}")
+        clips = ("; a 3-D array is clips of frames [clips, frames, dim]: train on them with --visual frame, average "
+                 "or attention, from a .npz or .h5 file") if len(shape) == 3 else ""
+        raise BenchboxError(f"{path}: features must be a 2-D array [images, dim], found shape {tuple(shape)}{clips}")
     if not np.issubdtype(dtype, np.floating):
         raise BenchboxError(f"{path}: features must be floating point (float16/32/64), found dtype {dtype}")
     if shape[1] < 1:
@@ -243,17 +245,18 @@ def open_features(path: str | os.PathLike) -> Iterator[FeatureSource]:
             yield _open_h5(path, h5)
 
 
-def _index(source: FeatureSource) -> dict[str, int]:
+def index_ids(path: Path, ids: Sequence[str]) -> dict[str, int]:
+    """Normalised id → row of a features file's ids (``path``: the file, for the message on duplicates)."""
     index: dict[str, int] = {}
     duplicates: list[str] = []
-    for row, raw in enumerate(source.ids):
+    for row, raw in enumerate(ids):
         key = normalise_id(raw)
         if key in index:
             duplicates.append(key)
         index[key] = row
     if duplicates:
         raise BenchboxError(
-            f"{source.path}: {len(duplicates)} duplicate image ids (after removing .jpg/.jpeg/.png), "
+            f"{path}: {len(duplicates)} duplicate image ids (after removing .jpg/.jpeg/.png), "
             f"e.g. {sorted(set(duplicates))[:SHOWN]}; each image must appear once"
         )
     return index
@@ -273,7 +276,7 @@ def load_features(
                 f"{source.path}: features have dimension {source.dim}, expected {expected_dim} "
                 "(ResNet-152 penultimate-layer features are 2048-d)"
             )
-        index = _index(source)
+        index = index_ids(source.path, source.ids)
         wanted = [normalise_id(i) for i in image_ids]
         missing = [i for i in dict.fromkeys(wanted) if i not in index]
         if missing:

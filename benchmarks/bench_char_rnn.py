@@ -79,7 +79,7 @@ def bench_training(train, n: int, steps: int, warmup: int = 2) -> tuple[float, f
         chars, lengths = net.vocab.batch([train.captions[r] for r in batch.captions])
         visual = torch.from_numpy(train.visual[batch.images])
         t = time.perf_counter()
-        c, v, _, _ = model(chars, lengths, visual, None, None)
+        c, v, *_ = model(chars, lengths, visual, None, None)
         loss = sum(weighted_terms(config, c, v, None, None).values())
         optimizer.zero_grad()
         loss.backward()
@@ -137,7 +137,7 @@ def bench_against_caption2image(train, n: int, steps: int, warmup: int = 1) -> d
 
     def loss_of(name: str, chars, lengths, visual) -> torch.Tensor:
         if name == "benchbox":
-            c, v, _, _ = model(chars, lengths, visual, None, None)
+            c, v, *_ = model(chars, lengths, visual, None, None)
             return sum(weighted_terms(config, c, v, None, None).values())
         if name == "benchbox, packed layer":
             return packed_loss(net, config, chars, lengths, visual)

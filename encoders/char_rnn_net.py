@@ -15,8 +15,11 @@ direction (outputs ``h_t`` of size 2n) → pooling → L2 normalisation.
 - Max pooling over the valid time steps (the alternative of §7).
 
 Image branch: one linear layer (Xavier-uniform initialised, as in Merkx's ``img_encoder``) from the image
-features (2048-d ResNet-152) to 2n, then L2 normalisation. With the order-violation loss (Vendrov et al. 2016)
-both branches take the absolute value of the normalised vector, so embeddings are non-negative.
+features (2048-d ResNet-152) to 2n, then L2 normalisation. Trained on video clips with ``--visual attention``,
+the net also holds the attention over a clip's frames (:mod:`benchbox.encoders.frame_attention`) whose output
+is the image branch's input; it is built after the other branches, so their initial weights do not change.
+With the order-violation loss (Vendrov et al. 2016) both branches take the absolute value of the normalised
+vector, so embeddings are non-negative.
 
 Sequences are packed (``pack_padded_sequence``), so the recurrent layer never runs on padding — except when
 training on the CPU. There PyTorch's packed recurrent layer projects the inputs of all time steps at once and
@@ -48,6 +51,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from benchbox.atomic import torch_save
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_vocab import PAD, CharVocab
+from benchbox.encoders.frame_attention import FrameAttention
 from benchbox.encoders.gru_scan import gru_scan
 
 SNAPSHOT_FORMAT = "benchbox.char-rnn.snapshot/1"
@@ -68,6 +72,9 @@ class NetConfig:
     feature_dim: int | None = 2048
     #: non-negative embeddings (order-violation loss)
     nonneg: bool = False
+    #: dimension of the fixed word vectors that drive attention over a clip's frames (``--visual attention``,
+    #: :mod:`benchbox.encoders.frame_attention`); None: no frame attention
+    clip_query_dim: int | None = None
 
     def __post_init__(self) -> None:
         if self.rnn not in RNN_TYPES:
@@ -79,6 +86,8 @@ class NetConfig:
                 raise BenchboxError(f"{key} must be a positive integer, not {getattr(self, key)!r}")
         if self.feature_dim is not None and int(self.feature_dim) < 1:
             raise BenchboxError(f"feature_dim must be positive, not {self.feature_dim!r}")
+        if self.clip_query_dim is not None and (int(self.clip_query_dim) < 1 or self.feature_dim is None):
+            raise BenchboxError(f"clip_query_dim must be positive and needs feature_dim, not {self.clip_query_dim!r}")
 
     @property
     def dim(self) -> int:
@@ -192,7 +201,8 @@ def _finish(x: torch.Tensor, nonneg: bool) -> torch.Tensor:
 
 
 class CharRNNNet(nn.Module):
-    """The caption branch and (unless caption-only) the image branch."""
+    """The caption branch, (unless caption-only) the image branch and (with ``clip_query_dim``) the attention over
+    a clip's frames that makes the image branch's input while training on clips."""
 
     def __init__(self, vocab: CharVocab, config: NetConfig) -> None:
         super().__init__()
@@ -200,6 +210,10 @@ class CharRNNNet(nn.Module):
         self.config = config
         self.caption = CaptionEncoder(len(vocab), config)
         self.image = ImageEncoder(config) if config.feature_dim is not None else None
+        self.frame_attention = None
+        if config.clip_query_dim is not None:
+            assert config.feature_dim is not None
+            self.frame_attention = FrameAttention(config.clip_query_dim, config.feature_dim)
 
 
 def save_snapshot(net: CharRNNNet, path: str | os.PathLike, meta: dict[str, Any] | None = None) -> None:

@@ -18,9 +18,11 @@ from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 def _command(encoder: str):  # noqa: ANN202 - a typer command factory
     def train(
-        dataset: Annotated[str, typer.Option(help="flickr8k or coco.")],
-        features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features.")] = None,
-        visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images) or random (a fixed random vector per image).")] = "features",
+        dataset: Annotated[str, typer.Option(help="flickr8k, coco, or msvd (video clips; needs --video-captions).")],
+        features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features; or clip features (.npz/.h5, [clips, frames, dim]) for --visual frame, average or attention.")] = None,
+        visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the middle frame), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the caption's GloVe vectors through a learned projection).")] = "features",
+        video_captions: Annotated[Optional[Path], typer.Option(help="Folder of an MSVD-format video caption dataset, for --dataset msvd: AllVideoDescriptions.txt ('<video_id> <description>' lines) and the split lists train.txt, dev.txt.")] = None,
+        word_vectors: Annotated[Optional[str], typer.Option(help="Fixed word vectors of --visual attention's queries: a GloVe/word2vec file (default: the packaged GloVe 6B 50-d).")] = None,
         hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.", callback=AT_LEAST_1)] = 1024,
         epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
         cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
@@ -46,6 +48,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         set_quiet(quiet)
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
+            video_captions=str(video_captions) if video_captions else None, word_vectors=word_vectors,
             hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
             text_corpus=str(text_corpus) if text_corpus else None,
             lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,

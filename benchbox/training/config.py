@@ -10,7 +10,8 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   visual side), ``cluster`` (captions of one image closer than captions of others), ``perceptual``
   (−Pearson of caption and visual cosines) and ``textual`` (L_T, QuickThought's neighbour classification on the
   ordered corpus ``--text-corpus``), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; ``hinge-sum``, ``hinge-max``,
-  ``order`` and ``perceptual`` need a visual side (``--visual features`` or ``random``); ``textual`` needs
+  ``order`` and ``perceptual`` need a visual side (``--visual features``, ``random`` or a clip model ``frame``,
+  ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs
   ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
   cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a
@@ -26,7 +27,9 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.options import check_number
+from benchbox.training.clips import CLIP_VISUALS
 from benchbox.training.data import VISUAL_MODES
+from benchbox.video_captions import DATASET as VIDEO_DATASET
 
 #: the losses of :mod:`benchbox.training.losses` that ``--loss`` takes by their names alone
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
@@ -45,8 +48,10 @@ LOSS_PRESETS = {
 DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
 #: encoder name → (rnn, pooling)
 ARCHITECTURES = {"char-gru": ("gru", "attention"), "char-lstm": ("lstm", "attention"), "char-gru-max": ("gru", "max")}
-#: lr_max per dataset (Merkx & Frank 2019)
-LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4}
+#: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
+LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
+#: the ``--visual`` modes that read a features file
+FEATURE_VISUALS = ("features", *CLIP_VISUALS)
 #: fields that may change between an interrupted run and its resumption
 RESUMABLE_CHANGES = {"data_dir", "threads", "checkpoint_every", "eval_semantic"}
 
@@ -57,6 +62,10 @@ class TrainConfig:
     dataset: str
     visual: str = "features"
     features: str | None = None
+    #: the folder of an MSVD-format video caption dataset (``--dataset msvd``)
+    video_captions: str | None = None
+    #: the fixed word vectors of ``--visual attention`` (None: the packaged GloVe 6B 50-d)
+    word_vectors: str | None = None
     hidden: int = 1024
     epochs: int = 32
     cycle_epochs: int = 4
@@ -96,10 +105,13 @@ class TrainConfig:
                     f"--loss {self.loss} has {', '.join(visual_terms)}, which need{'s' if len(visual_terms) == 1 else ''} "
                     "a visual side: pass --visual features --features FILE (or --visual random), or use only the "
                     "cluster term (e.g. --loss bordes-c) with --visual cluster")
-        if self.visual == "features" and not self.features:
-            raise BenchboxError("--visual features needs --features FILE (or train with --visual cluster or random)")
-        if self.visual != "features" and self.features:
-            raise BenchboxError(f"--features is only used with --visual features, not --visual {self.visual}")
+        if self.visual in FEATURE_VISUALS and not self.features:
+            raise BenchboxError(f"--visual {self.visual} needs --features FILE (or train with --visual cluster or "
+                                "random)")
+        if self.visual not in FEATURE_VISUALS and self.features:
+            raise BenchboxError(f"--features is only used with --visual {', '.join(FEATURE_VISUALS)}, not --visual "
+                                f"{self.visual}")
+        self._check_video(terms)
         self._check_textual(terms)
         for key in ("hidden", "epochs", "cycle_epochs", "batch_size"):
             if getattr(self, key) < 1:
@@ -107,6 +119,21 @@ class TrainConfig:
         self._check_ranges()
         if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
+
+    def _check_video(self, terms: tuple[tuple[str, float], ...]) -> None:
+        """``--video-captions`` exactly with ``--dataset msvd``; ``--word-vectors`` only with ``--visual attention``,
+        whose projection is learnt through a term that reads the visual side."""
+        if self.dataset == VIDEO_DATASET and not self.video_captions:
+            raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
+                                "the split lists train.txt, dev.txt)")
+        if self.video_captions and self.dataset != VIDEO_DATASET:
+            raise BenchboxError(f"--video-captions is only read with --dataset {VIDEO_DATASET}, not --dataset "
+                                f"{self.dataset}")
+        if self.word_vectors and self.visual != "attention":
+            raise BenchboxError(f"--word-vectors drives --visual attention only, not --visual {self.visual}")
+        if self.visual == "attention" and not any(t in VISUAL_TERMS for t, _ in terms):
+            raise BenchboxError(f"--visual attention learns its projection through a term that reads the visual side "
+                                f"({', '.join(VISUAL_TERMS)}); --loss {self.loss} has none")
 
     def _check_textual(self, terms: tuple[tuple[str, float], ...]) -> None:
         """``--text-corpus`` given exactly when the ``textual`` term is, beside a grounded term, on batches of ≥ 2."""

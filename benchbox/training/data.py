@@ -1,9 +1,14 @@
 """Training material: captions (5 per image, caption k of image i at row 5i + k) and one visual anchor per
 image, for the train and dev splits; with the textual term, the ordered text corpus
-(:mod:`benchbox.training.text_corpus`).
+(:mod:`benchbox.training.text_corpus`). The images are Flickr8k's or MSCOCO's, or the video clips of an
+MSVD-format dataset (``--dataset msvd --video-captions DIR``, :mod:`benchbox.video_captions`).
 
 The visual side (``--visual``):
 - ``features``: image features from a file (ResNet-152, 2048-d), checked by ``benchbox.image_features``.
+- ``frame``, ``average``, ``attention``: a clip's frames from a clip-features file (:mod:`benchbox.clip_features`)
+  made into one vector by Bordes et al.'s F, A or T (:mod:`benchbox.training.clips`); F and A are computed
+  here, T (which depends on the caption and a learned projection) in the model, from the frames and the
+  captions' fixed queries.
 - ``random``: a fixed random vector per image (Bordes et al. 2019's baseline R): standard normal, 2048-d,
   drawn from a generator seeded by (seed, sha256 of the image id) — the same vector for an image whatever the
   split or subset.
@@ -23,28 +28,43 @@ import numpy as np
 
 from benchbox.data import DataRoot
 from benchbox.errors import BenchboxError
+from benchbox.training.clips import (CLIP_VISUALS, caption_queries, fixed_clip_vectors, make_query_encoder,
+                                     query_record)
 from benchbox.training.text_corpus import TextCorpus, load_text_corpus
+from benchbox.video_captions import DATASET as VIDEO_DATASET, load_video_captions
 
 if TYPE_CHECKING:
+    from benchbox.clip_features import Clips
+    from benchbox.encoders.glove_bow import GloveBowEncoder
     from benchbox.training.config import TrainConfig
 
-VISUAL_MODES = ("features", "cluster", "random")
+VISUAL_MODES = ("features", "cluster", "random", *CLIP_VISUALS)
 RANDOM_ANCHOR_DIM = 2048
 
 
 @dataclass(frozen=True)
 class SplitData:
-    """One split: image ids, captions and (unless ``--visual cluster``) visual vectors [N, D]."""
+    """One split: image ids, captions and (unless ``--visual cluster`` or ``attention``) visual vectors [N, D];
+    with ``--visual attention`` the clips' frames and every caption's fixed query [5N, d_q] instead."""
 
     image_ids: list[str]
     captions: list[str]
     visual: np.ndarray | None
     #: caption files read: {label: sha256}
     source_files: dict[str, str]
+    clips: Clips | None = None
+    queries: np.ndarray | None = None
 
     @property
     def lengths(self) -> np.ndarray:
         return np.array([max(len(c), 1) for c in self.captions], dtype=np.int64)
+
+    @property
+    def feature_dim(self) -> int | None:
+        """The dimension of a visual vector (None without a visual side)."""
+        if self.clips is not None:
+            return self.clips.dim
+        return None if self.visual is None else int(self.visual.shape[1])
 
 
 def random_anchors(image_ids: list[str], seed: int, dim: int = RANDOM_ANCHOR_DIM) -> np.ndarray:
@@ -65,13 +85,23 @@ def load_split(
     features: str | os.PathLike | None,
     seed: int,
     max_captions: int | None = None,
+    video_captions: str | os.PathLike | None = None,
+    query_encoder: GloveBowEncoder | None = None,
 ) -> SplitData:
-    """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images."""
+    """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images.
+    ``video_captions``: the folder of ``--dataset msvd``; ``query_encoder``: T's fixed sentence encoder
+    (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s)."""
     from benchbox.captions import load_caption_dataset
 
     if visual not in VISUAL_MODES:
         raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {visual!r}")
-    caps = load_caption_dataset(data, dataset, split)
+    if dataset == VIDEO_DATASET:
+        if video_captions is None:
+            raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
+                                "split lists)")
+        caps = load_video_captions(video_captions, split)
+    else:
+        caps = load_caption_dataset(data, dataset, split)
     image_ids, captions = list(caps.image_ids), list(caps.captions)
     if max_captions is not None:
         if max_captions < 5:
@@ -79,7 +109,18 @@ def load_split(
         keep = max_captions // 5
         image_ids, captions = image_ids[:keep], captions[: 5 * keep]
     sources = data.checksums(list(caps.source_files))
-    if visual == "features":
+    if visual in CLIP_VISUALS:
+        if features is None:
+            raise BenchboxError(f"--visual {visual} needs --features FILE (clip features, or image features as "
+                                "clips of one frame)")
+        from benchbox.clip_features import load_clips
+
+        clips = load_clips(features, image_ids)
+        if visual == "attention":
+            fixed = caption_queries(captions, query_encoder or make_query_encoder(None))
+            return SplitData(image_ids, captions, None, sources, clips=clips, queries=fixed)
+        vectors = fixed_clip_vectors(visual, clips)
+    elif visual == "features":
         if features is None:
             raise BenchboxError("--visual features needs --features FILE (or use --visual cluster / random)")
         from benchbox.image_features import load_features
@@ -104,6 +145,8 @@ class TrainingData:
     features_sha256: str | None
     #: the ordered corpus of the textual term (``--text-corpus``; None without it)
     text: TextCorpus | None = None
+    #: T's word vectors (``--visual attention``: source, digest, dim; None otherwise)
+    word_vectors: dict[str, object] | None = None
 
 
 def load_training_data(config: TrainConfig) -> TrainingData:
@@ -117,10 +160,13 @@ def load_training_data(config: TrainConfig) -> TrainingData:
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(TaskOptions()))
     text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
-    split = dict(visual=config.visual, features=config.features, seed=config.seed)
+    queries = make_query_encoder(config.word_vectors) if config.visual == "attention" else None
+    split = dict(visual=config.visual, features=config.features, seed=config.seed,
+                 video_captions=config.video_captions, query_encoder=queries)
     train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
     dev = load_split(data, config.dataset, "dev", **split)
     if len(train.image_ids) < config.batch_size:
         raise BenchboxError(f"{len(train.image_ids)} training images are fewer than one batch")
     return TrainingData(train, dev, str(data.root),
-                        data.checksum(Path(config.features)) if config.features else None, text)
+                        data.checksum(Path(config.features)) if config.features else None, text,
+                        query_record(queries) if queries is not None else None)

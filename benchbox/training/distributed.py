@@ -25,7 +25,11 @@ from benchbox.encoders.char_rnn_net import CharRNNNet
 
 class TrainModule(torch.nn.Module):
     """One forward for DDP: embeddings of the captions, of the visual side, of the partner captions and of the
-    text batch (the textual term's consecutive corpus sentences, through the same caption encoder)."""
+    text batch (the textual term's consecutive corpus sentences, through the same caption encoder), and the
+    visual vectors themselves. With ``--visual attention`` the visual input is the clips' frames [B, F, D] with
+    their frame counts and the captions' fixed queries, and the visual vectors are the net's attention over
+    them (:mod:`benchbox.encoders.frame_attention`), so that its projection is trained (and all-reduced) with
+    the rest."""
 
     def __init__(self, net: CharRNNNet) -> None:
         super().__init__()
@@ -40,12 +44,17 @@ class TrainModule(torch.nn.Module):
         partner_lengths: torch.Tensor | None,
         text_chars: torch.Tensor | None = None,
         text_lengths: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        frame_counts: torch.Tensor | None = None,
+        queries: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         captions = self.net.caption(chars, lengths)
+        if queries is not None:
+            assert visual is not None and frame_counts is not None and self.net.frame_attention is not None
+            visual = self.net.frame_attention(visual, frame_counts, queries)
         images = self.net.image(visual) if visual is not None and self.net.image is not None else None
         partners = self.net.caption(partner_chars, partner_lengths) if partner_chars is not None else None
         texts = self.net.caption(text_chars, text_lengths) if text_chars is not None else None
-        return captions, images, partners, texts
+        return captions, images, partners, texts, visual
 
 
 class Distributed:

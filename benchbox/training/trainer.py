@@ -26,7 +26,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -43,10 +43,11 @@ from benchbox.errors import BenchboxError
 from benchbox.outdir import output_lock
 from benchbox.store import MANIFEST, new_run_id
 from benchbox.threads import set_threads
-from benchbox.training.batching import Batch, epoch_plan
+from benchbox.training.batching import CAPTIONS_PER_IMAGE, Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, restore, resume_state, save_checkpoint
+from benchbox.training.clips import attended_clip_vectors, clip_queries
 from benchbox.training.config import TrainConfig
-from benchbox.training.data import TrainingData, load_training_data
+from benchbox.training.data import SplitData, TrainingData, load_training_data
 from benchbox.training.distributed import Distributed
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from benchbox.training.footprint import require_training_memory
@@ -204,9 +205,15 @@ class Trainer:
         share, captions = self.dist.share, self.data.train.captions
         vocab, device = self.net.vocab, self.dist.device
         chars, lengths = vocab.batch([captions[i] for i in share(batch.captions)])
-        visual = None
-        if self.data.train.visual is not None:
-            visual = torch.from_numpy(self.data.train.visual[share(batch.images)]).to(device)
+        train = self.data.train
+        visual = frame_counts = queries = None
+        if train.clips is not None:  # --visual attention: the frames, attended to in the model
+            assert train.queries is not None
+            clips = train.clips.take(share(batch.images))
+            visual, frame_counts = torch.from_numpy(clips.frames).to(device), torch.from_numpy(clips.counts)
+            queries = torch.from_numpy(train.queries[share(batch.captions)]).to(device)
+        elif train.visual is not None:
+            visual = torch.from_numpy(train.visual[share(batch.images)]).to(device)
         partner_chars = partner_lengths = None
         if self.config.needs_partner:
             partner_chars, partner_lengths = vocab.batch([captions[i] for i in share(batch.partners)])
@@ -216,7 +223,8 @@ class Trainer:
             assert self.data.text is not None
             text_chars, text_lengths = vocab.batch([self.data.text.sentences[i] for i in share(text_rows)])
             text_chars = text_chars.to(device)
-        return chars.to(device), lengths, visual, partner_chars, partner_lengths, text_chars, text_lengths
+        return (chars.to(device), lengths, visual, partner_chars, partner_lengths, text_chars, text_lengths,
+                frame_counts, queries)
 
     def _text_rows(self) -> np.ndarray | None:
         """The corpus rows of this step's text batch (one per caption batch; None without the textual term)."""
@@ -232,9 +240,9 @@ class Trainer:
             group["lr"] = lr
         text_rows = self._text_rows()
         inputs = self._tensors(batch, text_rows)
-        captions, images, partners, texts = model(*inputs)
+        captions, images, partners, texts, visual = model(*inputs)
         gather = self.dist.gather
-        visual = gather(inputs[2]) if needs_visual_vectors(self.config) else None
+        visual = gather(visual) if needs_visual_vectors(self.config) else None
         text = None
         if text_rows is not None:
             assert self.data.text is not None
@@ -282,6 +290,7 @@ class Trainer:
                 "sources": train.source_files,
                 "features": config.features,
                 "features_sha256": self.data.features_sha256,
+                "word_vectors": self.data.word_vectors,
                 "text_corpus": self.data.text.record() if self.data.text is not None else None,
             },
             "world_size": self.dist.world,
@@ -309,9 +318,19 @@ class Trainer:
         if not self.dist.is_main:
             return
         record = take_snapshot(self.net, self.out, epoch=epoch, global_step=self.position.global_step,
-                               dev=self.data.dev, eval_semantic=self.config.eval_semantic,
+                               dev=self._dev_with_vectors(), eval_semantic=self.config.eval_semantic,
                                data_dir=self.config.data_dir)
         self.manifest.save(snapshots=with_snapshot(self.manifest.fields["snapshots"], record))
+
+    def _dev_with_vectors(self) -> SplitData:
+        """The dev split with one visual vector per clip: as loaded, or with ``--visual attention`` the net's
+        attention over each clip's frames for the mean query of its captions (:mod:`benchbox.training.clips`)."""
+        dev = self.data.dev
+        if dev.clips is None:
+            return dev
+        assert dev.queries is not None and self.net.frame_attention is not None
+        queries = clip_queries(dev.queries, CAPTIONS_PER_IMAGE)
+        return replace(dev, visual=attended_clip_vectors(self.net.frame_attention, dev.clips, queries))
 
     # ---------------------------------------------------------------- endings
     def _finish(self) -> None:
@@ -365,11 +384,12 @@ def build_net(config: TrainConfig, data: TrainingData, vocab: CharVocab | None, 
     train = data.train
     vocab = vocab or CharVocab.build(train.captions)
     rnn, pooling = config.architecture
-    feature_dim = None if train.visual is None else int(train.visual.shape[1])
+    feature_dim = train.feature_dim
     require_training_memory(str(device), rnn=rnn, hidden=config.hidden, batch_size=config.batch_size,
                             max_length=int(train.lengths.max()), feature_dim=feature_dim, vocab_size=len(vocab),
                             partner=config.needs_partner,
                             text_length=int(data.text.lengths.max()) if data.text is not None else 0)
     net_config = NetConfig(rnn=rnn, pooling=pooling, hidden=config.hidden, feature_dim=feature_dim,
-                           nonneg=needs_nonnegative_embeddings(config))
+                           nonneg=needs_nonnegative_embeddings(config),
+                           clip_query_dim=None if train.queries is None else int(train.queries.shape[1]))
     return CharRNNNet(vocab, net_config).to(device)
