@@ -183,7 +183,7 @@ class ImageTextEncoder(Encoder):
 
 class VisionLanguageEncoder(ImageTextEncoder):
     """A grounded encoder whose image side embeds image files itself (CLIP-family models): tasks hand it decoded
-    images (:mod:`benchbox.image_files`), not a features file. ``preprocess_image`` is the model's own
+    images (:mod:`benchbox.data.image_files`), not a features file. ``preprocess_image`` is the model's own
     preprocessing of one RGB image (run in parallel worker threads); ``encode_images`` embeds a batch of its
     outputs, stacked: [n, channels, height, width] → [n, dim]."""
 

@@ -27,9 +27,9 @@ from typing import Any
 from benchbox.encoder import Encoder, encoder_call
 from benchbox.encoder_adapter import as_encoder, describe
 from benchbox.errors import BenchboxError
-from benchbox.identity import attach_build, build_of
+from benchbox.storage.identity import attach_build, build_of
 from benchbox.registry import ENCODERS, import_attribute
-from benchbox.store import MANIFEST, Run
+from benchbox.storage.runs import MANIFEST, Run
 
 #: ``package.module:attribute.path``, all Python identifiers
 MODULE_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -59,7 +59,7 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
                 source: str | None = None) -> Encoder:
     """An encoder from what ``spec`` refers to: a class is called with ``kwargs``, an object or callable is
     used (and adapted unless it is an :class:`Encoder`); its build (``source``, default ``spec``; class;
-    options) is attached (:mod:`benchbox.identity`)."""
+    options) is attached (:mod:`benchbox.storage.identity`)."""
     build = build_of(obj, source or spec, kwargs)
     if isinstance(obj, type):
         if not issubclass(obj, Encoder) and not callable(getattr(obj, "encode", None)):

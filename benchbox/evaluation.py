@@ -18,17 +18,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchbox.cache import EmbeddingCache
-from benchbox.data import EMBEDDED_ROOT, DataRoot
+from benchbox.storage.cache import EmbeddingCache
+from benchbox.data.root import EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
-from benchbox.identity import cache_key, encoder_record, task_record
-from benchbox.image_files import image_embedder
+from benchbox.storage.identity import cache_key, encoder_record, task_record
+from benchbox.data.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
-from benchbox.store import METRIC_COLUMNS, write_run
+from benchbox.storage.runs import METRIC_COLUMNS, write_run
 from benchbox.task import (
     DataFile,
     EvalContext,

@@ -50,7 +50,7 @@ def split_label(spec: str | os.PathLike) -> tuple[str | None, str]:
 def model_folder_label(spec: str | os.PathLike) -> str | None:
     """The label stored in a trained-model folder named by ``spec`` (its evaluation runs inherit it), if any."""
     from benchbox.registry import ENCODERS
-    from benchbox.store import MANIFEST, Run
+    from benchbox.storage.runs import MANIFEST, Run
 
     path = Path(spec)
     if os.fspath(spec) in ENCODERS or not (path / MANIFEST).is_file():  # a registered name wins, as in load_encoder

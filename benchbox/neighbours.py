@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from benchbox.captions import DATASETS, SPLITS, load_caption_dataset
-from benchbox.data import DataRoot
+from benchbox.data.captions import DATASETS, SPLITS, load_caption_dataset
+from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import require_informative
 from benchbox.errors import BenchboxError
 

@@ -28,7 +28,7 @@ option.<name>          one column per protocol option (``TaskOptions``) of the r
 encoder_option.<name>  one column per encoder option (given and defaulted) of the run; columns sorted
 =====================  ===================================================================================
 
-Every table is read through :meth:`benchbox.store.Run.table`, so a truncated or altered run is never read
+Every table is read through :meth:`benchbox.storage.runs.Run.table`, so a truncated or altered run is never read
 silently. A folder that is not a readable evaluation run is an error naming it (``errors="raise"``), or is
 left out with a warning (``errors="skip"``). Training runs (``"kind": "train"``) in a folder of runs hold no
 metric records and are passed over.
@@ -49,7 +49,7 @@ from typing import Any
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.store import METRIC_COLUMNS, Run
+from benchbox.storage.runs import METRIC_COLUMNS, Run
 from benchbox.task import metric_unit
 
 #: the columns of :func:`load_runs` before the ``option.*`` columns
@@ -109,7 +109,7 @@ def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
     """The metric records of the evaluation runs under ``paths`` (run folders or folders of runs) as one tidy
     DataFrame, one row per record, columns as in the module docstring. ``errors="raise"``: a bad run folder is
     a :class:`BenchboxError` naming it; ``errors="skip"``: it is left out with a warning."""
-    from benchbox.sources import run_folders  # here, not at the top: `import benchbox` loads this module
+    from benchbox.comparison.sources import run_folders  # here, not at the top: `import benchbox` loads this module
 
     if errors not in ("raise", "skip"):
         raise BenchboxError(f"errors must be 'raise' or 'skip', not {errors!r}")
@@ -209,7 +209,7 @@ def list_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
     """One row per run under ``paths`` (evaluation and training runs), from the manifests alone: ``run_id``,
     ``kind``, ``label``, ``encoder``, ``fingerprint``, ``tasks`` (list of names), ``created``, ``path``; sorted
     by ``created``. Bad folders as in :func:`load_runs`."""
-    from benchbox.sources import run_folders  # here, not at the top: `import benchbox` loads this module
+    from benchbox.comparison.sources import run_folders  # here, not at the top: `import benchbox` loads this module
 
     rows = []
     for folder in run_folders(paths):

@@ -3,7 +3,7 @@
 ``benchbox compare`` evaluates encoder names and trained-model folders on demand; rather than writing a
 duplicate run each time, it reuses an evaluation run under ``--runs-dir`` that would give identical numbers
 (re-running the same encoder × task × protocol × data must give identical numbers). A run is reused only
-when its whole identity (:mod:`benchbox.identity`) matches the one asked for:
+when its whole identity (:mod:`benchbox.storage.identity`) matches the one asked for:
 
 - it is an intact evaluation run (``"kind": "eval"``; its metric and per-item tables match their checksums);
 - its encoder record is equal: name, fingerprint (weights and configuration), width, class, providing
@@ -28,12 +28,12 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.jsonio import to_jsonable
-from benchbox.identity import describe_difference, differences, encoder_record, task_record
-from benchbox.provenance import package_versions
-from benchbox.store import MANIFEST, Run
+from benchbox.storage.jsonio import to_jsonable
+from benchbox.storage.identity import describe_difference, differences, encoder_record, task_record
+from benchbox.storage.provenance import package_versions
+from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task import Task, TaskOptions, option_values
 
 EMBEDDED_PREFIX = "embedded:"

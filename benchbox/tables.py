@@ -23,7 +23,7 @@ from benchbox import formatting as fmt
 if TYPE_CHECKING:
     import pandas as pd
 
-    from benchbox.compare import Comparison
+    from benchbox.comparison.compare import Comparison
     from benchbox.evaluation import Evaluation
 
 VERDICT_STYLE = {"better": "green", "worse": "red"}

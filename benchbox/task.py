@@ -70,7 +70,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 
@@ -294,7 +294,7 @@ class EvalContext:
     #: ``log(message)``: progress lines to stderr (silenced by ``--quiet``)
     log: Callable[[str], None] = lambda message: None
     #: ``embed_images(ImageSet) -> float32 [n, d]``: the image side of a vision–language encoder behind the
-    #: embedding cache (:func:`benchbox.image_files.image_embedder`); None when the encoder has none
+    #: embedding cache (:func:`benchbox.data.image_files.image_embedder`); None when the encoder has none
     embed_images: Callable[[Any], np.ndarray] | None = None
 
     def option(self, task: Task, name: str) -> Any:

@@ -23,8 +23,8 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 import benchbox
-import benchbox.cache as cache_mod
-from benchbox.cache import EmbeddingCache
+import benchbox.storage.cache as cache_mod
+from benchbox.storage.cache import EmbeddingCache
 from benchbox.task import TaskOptions
 
 def baseline_read(keys_file):  # the reader before issue #17: no checksum, embeddings memory-mapped
@@ -49,8 +49,8 @@ print(json.dumps({"open_s": t1 - t0, "eval_s": t2 - t0, "values": [r.value for r
 BIG_SHARD = r"""
 import json, sys, time
 import numpy as np
-import benchbox.cache as cache_mod
-from benchbox.cache import EmbeddingCache
+import benchbox.storage.cache as cache_mod
+from benchbox.storage.cache import EmbeddingCache
 folder = sys.argv[1]
 if sys.argv[2] == "fill":
     rng = np.random.default_rng(0)

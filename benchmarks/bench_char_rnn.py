@@ -35,7 +35,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.encoders.char_rnn import encoder_for
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab

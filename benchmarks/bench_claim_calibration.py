@@ -38,8 +38,8 @@ from scipy import sparse
 from statsmodels.stats.proportion import proportion_confint
 
 import benchbox
-from benchbox.compare import compare_sources
-from benchbox.sources import resolve_sources
+from benchbox.comparison.compare import compare_sources
+from benchbox.comparison.sources import resolve_sources
 from benchbox.task import TaskOptions
 
 TASKS = ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb-cosine", "sickr-cosine"]

@@ -11,7 +11,7 @@ randomly initialised, which costs the same compute as trained weights)::
    (``open-clip`` encoder, image files, no cache) against ``clip_benchmark.metrics.zeroshot_retrieval.evaluate``
    (``amp=False``: full precision like benchbox) — they must be equal.
 2. Image throughput, in interleaved rounds (the same machine load for both): benchbox's image path
-   (:func:`benchbox.image_files.encode_files`: ``--workers`` decoding threads, the next batch decoding while the
+   (:func:`benchbox.data.image_files.encode_files`: ``--workers`` decoding threads, the next batch decoding while the
    model embeds the current one) against clip-benchmark's loop (a torch ``DataLoader`` with ``--workers``
    processes applying the model's transform, ``encode_image``, normalisation), both at ``--threads`` torch
    threads and batch 64; images per second, median over rounds, and the ratio (goal ≥ 1.0).
@@ -100,8 +100,8 @@ def equal_recalls(encoder, root: Path, ids: list[str], args) -> None:
     from clip_benchmark.metrics import zeroshot_retrieval
 
     from benchbox import run_tasks
-    from benchbox.captions import load_flickr8k
-    from benchbox.data import DataRoot
+    from benchbox.data.captions import load_flickr8k
+    from benchbox.data.root import DataRoot
     from benchbox.task import TaskOptions
 
     ours = run_tasks(encoder, ["retrieval"], data_dir=root, options=TaskOptions(bootstrap=0), cache=False)
@@ -119,7 +119,7 @@ def equal_recalls(encoder, root: Path, ids: list[str], args) -> None:
 
 
 def throughput(encoder, paths: list[Path], args) -> None:
-    from benchbox.image_files import encode_files
+    from benchbox.data.image_files import encode_files
 
     def benchbox_path():
         encode_files(encoder, paths, batch_size=64, workers=args.workers)
@@ -146,7 +146,7 @@ def coco_rerun(tmp: Path, args) -> None:
     from PIL import Image
 
     from benchbox import load_encoder, run_tasks
-    from benchbox.cache import EmbeddingCache
+    from benchbox.storage.cache import EmbeddingCache
     from benchbox.task import TaskOptions
     from tests.vl_models import OPENCLIP_TINY
 

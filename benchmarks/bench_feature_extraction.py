@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from benchbox.feature_extraction import TenCropImages, extract_features, list_images, load_resnet152
+from benchbox.data.feature_extraction import TenCropImages, extract_features, list_images, load_resnet152
 
 GFLOPS_PER_CROP = 11.5
 

@@ -28,7 +28,7 @@ from scipy.stats import pearsonr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchbox.data import DataRoot  # noqa: E402
+from benchbox.data.root import DataRoot  # noqa: E402
 from benchbox.encoders.glove_bow import GloveBowEncoder  # noqa: E402
 from benchbox.tasks import transfer as fast  # noqa: E402
 from benchbox.tasks.relatedness import fit_relatedness  # noqa: E402

@@ -67,10 +67,10 @@ def child(dim: int) -> None:
 def flickr8k(repeats: int) -> dict[str, float]:
     import numpy as np
 
-    from benchbox.captions import load_flickr8k
-    from benchbox.data import DataRoot
+    from benchbox.data.captions import load_flickr8k
+    from benchbox.data.root import DataRoot
     from benchbox.evaluation import load_encoder, run_tasks
-    from benchbox.image_features import save_features
+    from benchbox.data.image_features import save_features
     from benchbox.task import TaskOptions
 
     data = DataRoot()

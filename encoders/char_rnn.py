@@ -64,7 +64,7 @@ class CharRNNEncoder(ImageTextEncoder):
         if path.is_file():
             files = [path]
         else:
-            from benchbox.store import Run
+            from benchbox.storage.runs import Run
 
             manifest = Run.open(path).manifest
             if manifest.get("kind") != "train":

@@ -48,7 +48,7 @@ from torch.func import functional_call
 from torch.nn import functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from benchbox.atomic import torch_save
+from benchbox.storage.atomic import torch_save
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_vocab import PAD, CharVocab
 from benchbox.encoders.frame_attention import FrameAttention

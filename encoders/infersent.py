@@ -17,7 +17,7 @@ the packaged GloVe 6B, never for GloVe 840B or fastText). Sentences are sorted b
 on the other sentences of the same ``encode`` call, as it does officially (only a sentence as long as the
 longest of its batch escapes the clamp at 0); ``padding=masked`` does not. The embedding cache stores one
 vector per sentence, so with ``v1`` a sentence encoded in an earlier call keeps that call's vector.
-Word vectors come from :func:`benchbox.wordvec.load_word_vectors` (a text file is converted once into the
+Word vectors come from :func:`benchbox.data.wordvec.load_word_vectors` (a text file is converted once into the
 word-vector cache); with duplicate words the first occurrence is used (the official reader keeps the last).
 """
 
@@ -37,7 +37,7 @@ from benchbox.encoders.glove_bow import _as_bool
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, build_encoder, embed_batch, load_state_file
 from benchbox.encoders.infersent_text import MARKERS, make_tokenizer, sentence_rows
 from benchbox.errors import BenchboxError
-from benchbox.wordvec import WordVectors, load_word_vectors
+from benchbox.data.wordvec import WordVectors, load_word_vectors
 
 #: the state dict file of a ``benchbox train infersent`` run (official key names)
 WEIGHTS_FILE = "encoder.pkl"
@@ -116,7 +116,7 @@ class InferSentEncoder(Encoder):
     def from_path(cls, path: str | os.PathLike, **kwargs: Any) -> InferSentEncoder:
         """Load a ``benchbox train infersent`` run folder; keyword arguments override its recorded options
         (e.g. ``vectors=`` when the word-vector file has moved)."""
-        from benchbox.store import Run
+        from benchbox.storage.runs import Run
 
         path = Path(path)
         manifest = Run.open(path).manifest

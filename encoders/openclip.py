@@ -135,7 +135,7 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
 
     def weights_digest(self) -> str:
         if self._digest is None:
-            from benchbox.data import sha256_file
+            from benchbox.data.root import sha256_file
 
             self._digest = digest_folder(self.weights) if self.weights.is_dir() else sha256_file(self.weights)
         return self._digest

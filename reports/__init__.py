@@ -1,7 +1,7 @@
 """Report rendering: markdown and self-contained HTML with figures (``benchbox report``).
 
 ``write_report(["runs/a", "runs/b"], "report.html", compare=True, references=["paper:merkx2019/glove-bow"])``
-opens the runs, optionally compares them (:func:`benchbox.compare.compare`), builds the format-neutral
+opens the runs, optionally compares them (:func:`benchbox.comparison.compare.compare`), builds the format-neutral
 :class:`~benchbox.reports.document.Report` (:func:`~benchbox.reports.build.build_report`) and renders it.
 Output is deterministic: the same runs give byte-identical files.
 """
@@ -48,15 +48,15 @@ def write_report(
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
     runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``neighbours``:
     ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
-    groups for the claims (:func:`benchbox.compare.compare`); ``comparison``: a comparison already made of
-    these runs (a :class:`benchbox.compare.Comparison`, labelled as the report labels runs), rendered as it is
+    groups for the claims (:func:`benchbox.comparison.compare.compare`); ``comparison``: a comparison already made of
+    these runs (a :class:`benchbox.comparison.compare.Comparison`, labelled as the report labels runs), rendered as it is
     instead of ``compare`` making one, so that a study's report and its ``comparison.json`` are one answer."""
     from benchbox.reports import html, markdown
     from benchbox.reports.build import build_report
     from benchbox.reports.significance import compare_pairs
-    from benchbox.atomic import write_text
-    from benchbox.outdir import output_file_lock
-    from benchbox.sources import paper_source, resolve_sources
+    from benchbox.storage.atomic import write_text
+    from benchbox.storage.outdir import output_file_lock
+    from benchbox.comparison.sources import paper_source, resolve_sources
 
     out_path = Path(out) if out is not None else None
     fmt = resolve_format(fmt, out_path)

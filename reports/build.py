@@ -7,14 +7,14 @@ import re
 import pandas as pd
 
 from benchbox import formatting as fmt
-from benchbox.claims import headline
+from benchbox.comparison.claims import headline
 from benchbox.reports import provenance, results, training
 from benchbox.reports.claims import claims_blocks
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
 from benchbox.reports.figures import curves_figure, selection_figure, semantic_figure
 from benchbox.reports.significance import ComparisonLike, appendix_blocks, significance_blocks
 from benchbox.reports.structure import structure_section
-from benchbox.sources import Source
+from benchbox.comparison.sources import Source
 
 
 def build_report(sources: list[Source], comparison: ComparisonLike | None = None,

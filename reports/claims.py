@@ -1,4 +1,4 @@
-"""The report's claims section: one headline per claim (:mod:`benchbox.claims`), a forest plot of the per-row
+"""The report's claims section: one headline per claim (:mod:`benchbox.comparison.claims`), a forest plot of the per-row
 differences with their 95% intervals and the pooled random-effects diamond, and the per-seed scores of the
 models that have several seeds."""
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from benchbox.atomic import write_text
+from benchbox.storage.atomic import write_text
 from benchbox.reports.document import Figure, Report
 
 #: characters with a meaning in GitHub markdown anywhere in a line

@@ -9,7 +9,7 @@ from typing import Any
 from benchbox import formatting as fmt
 from benchbox.reports import training
 from benchbox.reports.document import Table
-from benchbox.sources import Source
+from benchbox.comparison.sources import Source
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, str]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
-from benchbox.sources import Source
+from benchbox.comparison.sources import Source
 from benchbox.task import task_class
 
 #: the groups with a layout of their own (the paper's tables); any other group gets :func:`group_tables`

@@ -1,7 +1,7 @@
 """Pairwise significance: per pair of models a headline and a compact table of its tasks, and an appendix with
-every test of a :class:`benchbox.compare.Comparison`.
+every test of a :class:`benchbox.comparison.compare.Comparison`.
 
-The comparison table has one row per model pair × task × subset × metric (columns: ``benchbox.compare.COLUMNS``).
+The comparison table has one row per model pair × task × subset × metric (columns: ``benchbox.comparison.compare.COLUMNS``).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Protocol
 
 import pandas as pd
 
-from benchbox.compare import FAMILIES
+from benchbox.comparison.compare import FAMILIES
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Paragraph, Table
-from benchbox.sources import Source
+from benchbox.comparison.sources import Source
 
 #: how a correction is named in the report
 CORRECTION_NAME = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 
 
 class ComparisonLike(Protocol):
-    """What the report needs of a comparison (``benchbox.compare.Comparison``): its table, correction and the
+    """What the report needs of a comparison (``benchbox.comparison.compare.Comparison``): its table, correction and the
     family it corrects over."""
 
     table: pd.DataFrame
@@ -38,15 +38,15 @@ class Pairwise:
 
     table: pd.DataFrame
     correction: str = "holm"
-    #: what the correction ran over (``benchbox.compare.FAMILIES``)
+    #: what the correction ran over (``benchbox.comparison.compare.FAMILIES``)
     family: str = "pair"
-    #: the claims of every pair and their per-row effects and per-seed scores (:func:`benchbox.claims.claims`)
+    #: the claims of every pair and their per-row effects and per-seed scores (:func:`benchbox.comparison.claims.claims`)
     claims: pd.DataFrame | None = None
     claim_rows: pd.DataFrame | None = None
     claim_seeds: pd.DataFrame | None = None
     #: why a pair has no claim on a kind of row (published numbers), one sentence each
     claim_notes: tuple[str, ...] = ()
-    #: how correlation rows treated pairs that share a sentence (``benchbox.compare.ITEM_DEPENDENCE``)
+    #: how correlation rows treated pairs that share a sentence (``benchbox.comparison.compare.ITEM_DEPENDENCE``)
     item_dependence: str = "sentence-groups"
 
 
@@ -59,14 +59,14 @@ def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Se
 
 def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda message: None,
                   seeds: dict[str, list[str]] | None = None) -> Pairwise:
-    """Compare every pair of ``sources`` that shares a task with :func:`benchbox.compare.compare_sources`, and
+    """Compare every pair of ``sources`` that shares a task with :func:`benchbox.comparison.compare.compare_sources`, and
     keep the pairs with at least one evaluated model: published comparators are compared with the runs, not
     with each other. When every pair shares a task, one comparison of all sources with compare's own defaults
     (the correction over ``family="all"``), so that ``report --compare`` and ``compare`` give the same verdicts
     and the seeds of one configuration make one model in the claims; otherwise pair by pair (p-values adjusted
     within each pair, as the report then says), skipping pairs without a common task rather than failing. ``seeds``: declared seed groups (model name →
     sources), passed on when all sources are compared at once."""
-    from benchbox.compare import compare_sources
+    from benchbox.comparison.compare import compare_sources
 
     published = {s.label for s in sources if s.is_reference}
     tasks = {id(s): set(s.metrics["task"]) for s in sources}
@@ -93,12 +93,12 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
                     item_dependence=dependence)
 
 
-#: columns of the comparison table (``benchbox.compare.COLUMNS``) the report does without
+#: columns of the comparison table (``benchbox.comparison.compare.COLUMNS``) the report does without
 OPTIONAL = {"statistic", "unit", "effect", "effect_var", "cluster"}
 
 
 def _check_columns(table: pd.DataFrame) -> None:
-    from benchbox.compare import COLUMNS
+    from benchbox.comparison.compare import COLUMNS
 
     missing = [c for c in COLUMNS if c not in table.columns and c not in OPTIONAL]
     if missing:
@@ -107,8 +107,8 @@ def _check_columns(table: pd.DataFrame) -> None:
 
 def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.DataFrame | None) -> str:
     """The pair's claim in one sentence, from the comparison's verdicts (and its pooled claims, if any)."""
-    from benchbox.claims import KIND_NOUN
-    from benchbox.compare import VERDICTS
+    from benchbox.comparison.claims import KIND_NOUN
+    from benchbox.comparison.compare import VERDICTS
 
     units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
     counts = units["verdict"].value_counts()
@@ -159,7 +159,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
 
 def _dependence_note(comparison: ComparisonLike) -> str:
     """How the correlation rows treated pairs that share a sentence, when the comparison says."""
-    from benchbox.compare import JACKKNIFE
+    from benchbox.comparison.compare import JACKKNIFE
 
     dependence = getattr(comparison, "item_dependence", None)
     if dependence == "independent":

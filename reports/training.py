@@ -18,7 +18,7 @@ import pandas as pd
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
-from benchbox.store import Run
+from benchbox.storage.runs import Run
 
 CURVE_COLUMNS = ["panel", "series", "epoch", "value", "ci_low", "ci_high"]
 DEV_PANEL = "dev retrieval (%)"

@@ -43,7 +43,7 @@ import pandas as pd
 import torch
 from scipy.stats import pearsonr
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder

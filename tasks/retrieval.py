@@ -11,10 +11,10 @@ Tasks (Karpathy & Fei-Fei 2015 splits):
   cover exactly the listed images.
 
 The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`). A feature-based one (the
-char-RNNs) needs the image features file (``--features``), read with :func:`benchbox.image_features.load_features`
+char-RNNs) needs the image features file (``--features``), read with :func:`benchbox.data.image_features.load_features`
 in split order; a vision–language encoder (:class:`~benchbox.encoder.VisionLanguageEncoder`, e.g. ``clip``)
 embeds the image files themselves — the zero-shot protocol of the CLIP paper and CLIP_benchmark — from
-``--images DIR`` or the dataset's image folder under the data root (:mod:`benchbox.image_files`); every image
+``--images DIR`` or the dataset's image folder under the data root (:mod:`benchbox.data.image_files`); every image
 file's sha256 is recorded with the run's data checksums.
 
 Intervals (95%): recalls get a Wilson interval on the share of queries (``retrieval_ci="wilson"``, default)
@@ -35,12 +35,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.captions import PER_IMAGE, OnEvaluationSplit
+from benchbox.data.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.errors import BenchboxError
-from benchbox.image_files import OWN_IMAGES, own_image_embeddings
-from benchbox.resampling import index_batches, percentile_interval
+from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
+from benchbox.stats.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
 from benchbox.task import (
     EvalContext,
@@ -209,7 +209,7 @@ class Retrieval(OnEvaluationSplit, Task):
                 f"{self.name} needs the image features of the {self.dataset} images: pass --features FILE "
                 "(make one with `benchbox features extract`)"
             )
-        from benchbox import image_features
+        from benchbox.data import image_features
 
         features = image_features.load_features(values["features"], image_ids)
         features_file = Path(values["features"])

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.captions import PER_IMAGE
+from benchbox.data.captions import PER_IMAGE
 from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 
 ROOT = "senteval/downstream"

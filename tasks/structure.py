@@ -11,7 +11,7 @@ pairs of different images (exact, never sampled); for a grounded encoder with an
 ``rho_vis_image_side``, the same with the encoder's own image embeddings in place of the raw features (how far
 the caption space keeps the geometry of its own image space); a vision–language encoder (``clip``) gets it from
 its own image tower on the image files (``--images DIR``, else the dataset's folder under the data root;
-:mod:`benchbox.image_files`), with or without ``--features``. Intervals: 95% percentile bootstrap over images
+:mod:`benchbox.data.image_files`), with or without ``--features``. Intervals: 95% percentile bootstrap over images
 (``--bootstrap`` resamples, ``--seed``). Per-image items (columns ``subset, metric, item, image_id, value``;
 ``item`` = image index in split order) for ``e_intra``, ``e_inter`` and their difference, which ``compare``
 pairs image by image (paired bootstrap of the mean); ρ_vis is not a mean of per-image items, so ``compare``
@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.captions import PER_IMAGE, OnEvaluationSplit
+from benchbox.data.captions import PER_IMAGE, OnEvaluationSplit
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
-from benchbox.image_files import OWN_IMAGES, own_image_embeddings
+from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskResult
 from benchbox.tasks.retrieval import IMAGES
 from benchbox.tasks.structure_measures import structure
@@ -73,7 +73,7 @@ class Structure(OnEvaluationSplit, Task):
         sources: list[Any] = list(caps.source_files)
         visual: dict[str, np.ndarray] | None = None
         if features_path is not None:
-            from benchbox import image_features
+            from benchbox.data import image_features
 
             features = np.asarray(image_features.load_features(features_path, caps.image_ids), dtype=np.float32)
             visual = {"rho_vis": features}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchbox.errors import BenchboxError
-from benchbox.resampling import bootstrap_counts, percentile_interval
+from benchbox.stats.resampling import bootstrap_counts, percentile_interval
 
 #: bytes of one block of the caption × caption cosines (float32) in the bootstrap of ρ_vis
 BLOCK_BYTES = 64 * 2**20

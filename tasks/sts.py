@@ -27,7 +27,7 @@ from scipy import stats as st
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.resampling import (
+from benchbox.stats.resampling import (
     aggregate_strata,
     percentile_interval,
     stratified_counts,

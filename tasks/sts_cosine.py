@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.task import EvalContext, Task, TaskResult

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 
 
 @pytest.fixture(autouse=True)

@@ -15,10 +15,9 @@ PACKAGES = {"benchbox": "benchbox", "tasks": "benchbox.tasks", "reports": "bench
 LAYERS = {
     "core": 0,
     "benchbox.tasks": 1, "benchbox.encoders": 1,
-    "benchbox.training": 3, "benchbox.evaluation": 3, "benchbox.reuse": 3, "benchbox.sources": 3, "benchbox.compare": 3,
-    "benchbox.claims": 3, "benchbox.results": 3, "benchbox.neighbours": 3,
-    "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4, "benchbox.study_schema": 4,
-    "benchbox.study_cells": 4, "benchbox.study_progress": 4,
+    "benchbox.training": 3, "benchbox.evaluation": 3, "benchbox.reuse": 3, "benchbox.comparison": 3,
+    "benchbox.results": 3, "benchbox.neighbours": 3,
+    "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4,
     "benchbox.commands": 5, "benchbox.cli": 5, "benchbox.__main__": 5, "benchbox": 5,
 }
 #: layers that may not import each other although they are at one level
@@ -110,14 +109,14 @@ def test_no_two_modules_import_each_other():
 
 
 def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
-    tree = ast.parse("from benchbox.compare import compare\nimport benchbox.encoders.glove_bow\n")
+    tree = ast.parse("from benchbox.comparison.compare import compare\nimport benchbox.encoders.glove_bow\n")
     found = imported(tree, "benchbox.tasks")
-    assert [layer(t) for _, t in found] == ["benchbox.compare", "benchbox.encoders"]
-    assert LAYERS[layer("benchbox.compare")] > LAYERS[layer("benchbox.tasks.sts")]
+    assert [layer(t) for _, t in found] == ["benchbox.comparison", "benchbox.encoders"]
+    assert LAYERS[layer("benchbox.comparison.compare")] > LAYERS[layer("benchbox.tasks.sts")]
     assert frozenset({layer("benchbox.tasks.sts"), layer("benchbox.encoders.glove_bow")}) in SIBLINGS_APART
     assert layer("benchbox.stats") == "core" and layer("benchbox") == "benchbox"
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
-    assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.compare import Source\n"), "benchbox") == []
+    assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.comparison.compare import Source\n"), "benchbox") == []
 
 
 def test_every_module_of_the_tree_is_seen():

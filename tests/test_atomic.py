@@ -1,4 +1,4 @@
-"""``benchbox.atomic``: files and folders land whole or not at all, with the bytes and permissions a plain write
+"""``benchbox.storage.atomic``: files and folders land whole or not at all, with the bytes and permissions a plain write
 gives, and the module stays free of torch (fast-start modules use it)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from benchbox.atomic import atomic_folder, atomic_path, copy_file, torch_save, write_bytes, write_text
+from benchbox.storage.atomic import atomic_folder, atomic_path, copy_file, torch_save, write_bytes, write_text
 
 
 def _umask() -> int:
@@ -75,7 +75,7 @@ def test_torch_save_writes_a_weights_only_loadable_file(tmp_path):
 
 
 def test_the_writer_and_the_data_root_import_neither_torch_nor_each_other():
-    code = ("import sys, benchbox.atomic, benchbox.data; "
-            "print(sorted(m for m in ('torch', 'benchbox.download') if m in sys.modules))")
+    code = ("import sys, benchbox.storage.atomic, benchbox.data.root; "
+            "print(sorted(m for m in ('torch', 'benchbox.data.download') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from benchbox import run_tasks
-from benchbox.cache import EmbeddingCache
+from benchbox.storage.cache import EmbeddingCache
 from benchbox.errors import BenchboxError
-from benchbox.store import Run
+from benchbox.storage.runs import Run
 from tests.helpers import TableEncoder
 
 
@@ -28,7 +28,7 @@ def test_cache_serves_repeats_and_persists(tmp_path):
 
 
 def test_keys_ending_in_zero_bytes_round_trip(tmp_path, monkeypatch):
-    import benchbox.cache as cache_mod
+    import benchbox.storage.cache as cache_mod
 
     monkeypatch.setattr(cache_mod, "text_key", lambda text: text.encode().ljust(16, b"\0"))
     enc = TableEncoder({"a": [1.0], "b": [2.0]})

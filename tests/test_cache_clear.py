@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbox.cache import MARKER, EmbeddingCache, is_encoder_folder
+from benchbox.storage.cache import MARKER, EmbeddingCache, is_encoder_folder
 from tests.test_hostile_inputs import _char_run, files_under, run_cli
 
 
@@ -54,7 +54,7 @@ def test_model_folder_is_refused_and_kept(tmp_path, capsys):
 
 def test_model_folder_clears_only_its_embeddings(tmp_path, capsys):
     from benchbox.encoder_loading import load_encoder
-    from benchbox.identity import cache_key
+    from benchbox.storage.identity import cache_key
 
     cache_dir = tmp_path / "cache"
     model, _ = _char_run(tmp_path)

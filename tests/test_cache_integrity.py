@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchbox import run_tasks
-from benchbox.cache import EmbeddingCache, read_shard, shard_key_files
+from benchbox.storage.cache import EmbeddingCache, read_shard, shard_key_files
 from benchbox.errors import BenchboxError
 from tests.helpers import TableEncoder
 
@@ -193,7 +193,7 @@ def test_wrong_width_plugin_exits_2_with_one_line(tmp_path):
 def test_cache_command_status_verify_clear(tmp_path, glove):
     cache_dir = tmp_path / "cache"
     run_tasks(glove, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=EmbeddingCache(cache_dir))
-    from benchbox.identity import cache_key
+    from benchbox.storage.identity import cache_key
 
     fingerprint = cache_key(glove)  # the encoder's cache folder
     status = _cli("cache", "status", "--cache-dir", str(cache_dir))

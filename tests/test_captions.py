@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.captions import (
+from benchbox.data.captions import (
     CaptionSplit,
     load_caption_dataset,
     load_flickr8k,
@@ -15,7 +15,7 @@ from benchbox.captions import (
     merkx_full_stop,
     read_image_list,
 )
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 
 

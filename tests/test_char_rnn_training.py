@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import load_encoder
 from benchbox.training.config import TrainConfig
@@ -107,8 +107,8 @@ def _bag_of_words_features(path: Path) -> None:
     """Generated image features: each image gets the sum of fixed random 64-d word vectors over the words of
     its five captions, so a caption encoder can learn to find its image (and does on unseen dev images only
     if it learns words from characters)."""
-    from benchbox.captions import load_caption_dataset
-    from benchbox.image_features import save_features
+    from benchbox.data.captions import load_caption_dataset
+    from benchbox.data.image_features import save_features
 
     table: dict[str, np.ndarray] = {}
 

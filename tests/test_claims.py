@@ -1,4 +1,4 @@
-"""Claim-level comparison in benchbox.compare / ``benchbox compare``: pooled effects, seeds, families,
+"""Claim-level comparison in benchbox.comparison.compare / ``benchbox compare``: pooled effects, seeds, families,
 baselines and protocol mismatches, on the hand-made runs of test_compare."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.compare import claims_csv_path, compare
+from benchbox.comparison.compare import claims_csv_path, compare
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues
 from tests.test_compare import make_run
@@ -150,11 +150,11 @@ def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
     """Rows against published numbers are approximate (no per-item scores, no effect to pool): the pair gets no
     claim, and a note saying why, in the comparison, compare's output right after the headlines, its JSON and
     the report's Claims section."""
-    from benchbox import published
+    from benchbox.data import comparators
     from benchbox.reports import write_report
-    from benchbox.store import write_run
+    from benchbox.storage.runs import write_run
 
-    paper = published.paper_result("paper:merkx2019/char-gru-coco").metrics
+    paper = comparators.paper_result("paper:merkx2019/char-gru-coco").metrics
     rows = paper[paper["task"] == "sts12"].assign(value=lambda f: f["value"] + 0.15)
     run = write_run(tmp_path / "runs", "mine", {"kind": "eval", "encoder": {"name": "mine", "fingerprint": "abc"}},
                     rows, {})

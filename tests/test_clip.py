@@ -11,8 +11,8 @@ import torch
 from typer.testing import CliRunner
 
 from benchbox import load_encoder, run_tasks
-from benchbox.cache import EmbeddingCache
-from benchbox.identity import cache_key, image_cache_key
+from benchbox.storage.cache import EmbeddingCache
+from benchbox.storage.identity import cache_key, image_cache_key
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
 from benchbox.task import TaskOptions
@@ -73,8 +73,8 @@ def test_text_tower_equals_the_library_forward_pass(models, kind):
 
 @pytest.mark.parametrize("kind", ["clip", "siglip"])
 def test_image_tower_equals_the_library_forward_pass(models, flickr, kind):
-    from benchbox.data import DataRoot
-    from benchbox.image_files import find_images, image_embedder
+    from benchbox.data.root import DataRoot
+    from benchbox.data.image_files import find_images, image_embedder
 
     root, ids = flickr
     encoder = load_encoder(SPEC, model=str(models[kind]))
@@ -204,8 +204,8 @@ def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
 
 
 def test_coco_images_from_the_default_folder_against_the_clip_paper(models, tmp_path):
-    from benchbox.compare import compare
-    from benchbox.sources import paper_source
+    from benchbox.comparison.compare import compare
+    from benchbox.comparison.sources import paper_source
 
     root = coco_root(tmp_path / "root")
     evaluation = run_tasks(load_encoder(SPEC, model=str(models["clip"])), ["retrieval-coco-5k"], data_dir=root,

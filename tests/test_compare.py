@@ -1,4 +1,4 @@
-"""benchbox.compare and ``benchbox compare`` on small hand-made runs written with write_run."""
+"""benchbox.comparison.compare and ``benchbox compare`` on small hand-made runs written with write_run."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from scipy import stats as st
 from typer.testing import CliRunner
 
-from benchbox import published
+from benchbox.data import comparators
 from benchbox.cli import app
-from benchbox.compare import COLUMNS, compare
+from benchbox.comparison.compare import COLUMNS, compare
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues, fisher_ci, mcnemar_test, wilcoxon_test, williams_test, wilson_ci
-from benchbox.store import write_run
+from benchbox.storage.runs import write_run
 
 SUBSETS = {"MSRpar": 200, "MSRvid": 150}
 
@@ -141,7 +141,7 @@ def test_equal_runs_show_no_difference(tmp_path):
 
 
 def test_paper_comparator_is_approximate(tmp_path):
-    paper = published.paper_result("paper:merkx2019/char-gru-coco").metrics
+    paper = comparators.paper_result("paper:merkx2019/char-gru-coco").metrics
     rows = paper[paper["task"] == "sts12"].assign(value=lambda f: f["value"] + 0.15)  # a much better model
     run = write_run(tmp_path / "runs", "mine", {"kind": "eval", "encoder": {"name": "mine", "fingerprint": "abc"}},
                     rows, {})

@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.compare import compare
+from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
-from benchbox.store import MANIFEST
+from benchbox.storage.runs import MANIFEST
 from benchbox.task import TaskOptions
 from tests.helpers import LetterCounts
 
@@ -132,7 +132,7 @@ def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(
     glove = next(p for p in runs.iterdir() if "glove-bow" in p.name)
 
     # the same file with one gold score changed, now under the data root: other data, so a new run
-    from benchbox.data import EMBEDDED_ROOT
+    from benchbox.data.root import EMBEDDED_ROOT
 
     changed = tmp_path / "changed"
     target = changed / STSB_TEST

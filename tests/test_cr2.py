@@ -1,4 +1,4 @@
-"""The CR2 cluster-robust variance with Satterthwaite df behind the pooled claim effect (benchbox.meta):
+"""The CR2 cluster-robust variance with Satterthwaite df behind the pooled claim effect (benchbox.stats.pooling):
 closed forms it must reproduce, its unbiasedness under the working model, and its size with the real
 STS cluster structure; and the cluster sign-flip test that replaces the CR2 t test when the Satterthwaite
 df fall below 4 (as with the real clusters): its p by enumeration, its size and power, and its interval."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from benchbox.meta import SIGN_FLIP_SEED, ClusterSignFlip, cr2, cr2_adjustments, pool_effects, sign_patterns
+from benchbox.stats.pooling import SIGN_FLIP_SEED, ClusterSignFlip, cr2, cr2_adjustments, pool_effects, sign_patterns
 
 # The 26 semantic rows (task, subset, test pairs, item cluster). Clusters were counted from the SentEval files
 # (sentences shared between rows after lower-casing and whitespace normalisation): A = STS-B test with the 10

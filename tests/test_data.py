@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, resolve_root
-from benchbox.download import RemoteFile, fetch, remote_files
+from benchbox.data.root import EMBEDDED_ROOT, DataRoot, known_files, resolve_root
+from benchbox.data.download import RemoteFile, fetch, remote_files
 from benchbox.errors import BenchboxError
 
 runner = CliRunner()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data import EMBEDDED_ROOT, DataRoot
+from benchbox.data.root import EMBEDDED_ROOT, DataRoot
 
 runner = CliRunner()
 STSB = "senteval/downstream/STS/STSBenchmark"

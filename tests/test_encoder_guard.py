@@ -187,7 +187,7 @@ def test_image_branch_output_is_checked_and_blamed(tmp_path, capsys, name, retur
 
 
 def test_constant_image_features_are_refused(tmp_path, capsys):
-    from benchbox.image_features import save_features
+    from benchbox.data.image_features import save_features
     from tests.test_hostile_inputs import IDS, N_IMAGES
     from benchbox.registry import ENCODERS
 

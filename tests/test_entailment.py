@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
@@ -179,14 +179,14 @@ def test_snli_missing_files_say_where_they_go(tmp_path):
 
 
 def test_published_sicke_comparator():
-    from benchbox import published
+    from benchbox.data import comparators
 
-    row = published.paper_result("paper:conneau2017/glove-bow").metrics.iloc[0]
+    row = comparators.paper_result("paper:conneau2017/glove-bow").metrics.iloc[0]
     assert (row["task"], row["subset"], row["metric"], row["value"], row["n"]) == ("sicke", "test", "accuracy",
                                                                                   78.6, 4927)
-    assert np.isnan(row["ci_low"]) and "Table 4" in published.paper_result("paper:conneau2017/glove-bow").citation
+    assert np.isnan(row["ci_low"]) and "Table 4" in comparators.paper_result("paper:conneau2017/glove-bow").citation
     with pytest.raises(BenchboxError, match="paper:conneau2017/glove-bow"):
-        published.paper_result("paper:conneau2017/nope")
+        comparators.paper_result("paper:conneau2017/nope")
 
 
 @pytest.mark.realdata

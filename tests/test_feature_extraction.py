@@ -21,11 +21,11 @@ from torch import nn
 from torchvision import transforms
 from typer.testing import CliRunner
 
-from benchbox import feature_extraction as fx
+from benchbox.data import feature_extraction as fx
 from benchbox.cli import app
 from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
-from benchbox.image_features import load_features, read_features
+from benchbox.data.image_features import load_features, read_features
 
 REAL_IMAGE = Path(os.environ.get("BENCHBOX_DATA", "/nonexistent")) / "flickr8k/images/27782020_4dab210360.jpg"
 MEAN = np.asarray([0.485, 0.456, 0.406], dtype=np.float32)

@@ -8,7 +8,7 @@ import pytest
 from benchbox import load_encoder
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.errors import BenchboxError
-from benchbox.wordvec import load_word_vectors
+from benchbox.data.wordvec import load_word_vectors
 
 GLOVE_TEXT = "the 1 0 0\ncat 0 2 0\nsat 0 0 4\nNew York 1 1 1\n"
 
@@ -42,7 +42,7 @@ def test_tokens_with_spaces_and_word2vec_header(tmp_path, glove_file):
 
 
 def test_text_file_is_converted_once(glove_file, monkeypatch):
-    import benchbox.wordvec as wordvec
+    import benchbox.data.wordvec as wordvec
 
     load_word_vectors(glove_file)
     monkeypatch.setattr(wordvec, "parse_text_vectors", lambda path: pytest.fail("parsed the text again"))

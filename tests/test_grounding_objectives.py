@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.training import losses
 from benchbox.training.config import LOSS_PRESETS, TrainConfig, parse_loss
@@ -111,7 +111,7 @@ def test_cluster_objective_raises_intra_minus_inter_over_the_untrained_model(tmp
     network (same seed, same initial weights) after training with bordes-c separates images' captions better."""
     import copy
 
-    from benchbox.captions import load_flickr8k
+    from benchbox.data.captions import load_flickr8k
     from benchbox.encoders.char_rnn import encoder_for
     from benchbox.evaluation import load_encoder
     from benchbox.tasks.structure_measures import per_image_means

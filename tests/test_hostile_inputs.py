@@ -27,7 +27,7 @@ import pytest
 import torch
 
 from benchbox.encoder import Encoder, ImageTextEncoder
-from benchbox.image_features import save_features
+from benchbox.data.image_features import save_features
 
 SHARED_DATA = Path(os.environ.get("BENCHBOX_DATA") or "/work/shared/data")
 N_IMAGES, DIM = 6, 4
@@ -755,7 +755,7 @@ def device(tmp: Path, name: str) -> Path:
 
 
 def _cache_with_one_encoder(tmp: Path) -> Path:
-    from benchbox.cache import EmbeddingCache
+    from benchbox.storage.cache import EmbeddingCache
 
     cache = tmp / "parent" / "cache"
     EmbeddingCache(cache).embed("a" * 20, ["one", "two"], lambda s: np.ones((len(s), 2), np.float32))

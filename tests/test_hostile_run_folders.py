@@ -22,7 +22,7 @@ def _unlisted(run: Path, name: str) -> None:
 
 
 def _files(folder: Path) -> list[Path]:
-    """Every path under ``folder`` but output locks (``.NAME.lock``, empty, left by :mod:`benchbox.outdir`)."""
+    """Every path under ``folder`` but output locks (``.NAME.lock``, empty, left by :mod:`benchbox.storage.outdir`)."""
     return sorted(p for p in folder.rglob("*") if not (p.name.startswith(".") and p.name.endswith(".lock")))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchbox.errors import BenchboxError
-from benchbox.image_features import load_features, normalise_id, read_features, save_features
+from benchbox.data.image_features import load_features, normalise_id, read_features, save_features
 
 IDS = ["1000268201_693b08cb0e.jpg", "1001773457_577c3a7d70.jpg", "1002674143_1b742ab4b8"]
 FEATS = np.arange(12, dtype=np.float64).reshape(3, 4) / 7.0

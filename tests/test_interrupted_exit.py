@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from benchbox.commands.interrupted import resume_command
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 
 TRAIN = ["train", "char-gru", "--dataset", "flickr8k", "--visual", "random", "--hidden", "12", "--epochs", "4",
          "--cycle-epochs", "4", "--max-captions", "320", "--threads", "1", "--checkpoint-every", "3"]

@@ -19,7 +19,7 @@ from benchbox.tasks.senteval_data import read_sick
 from tests.helpers import LetterCounts
 from tests.test_hostile_inputs import SHARED_DATA, STS12
 
-SICK_TEST = Path(__file__).resolve().parents[1] / "benchbox/embedded/senteval/downstream/SICK/SICK_test_annotated.txt"
+SICK_TEST = Path(__file__).resolve().parents[1] / "benchbox/data/embedded/senteval/downstream/SICK/SICK_test_annotated.txt"
 
 
 def one_line(caught: pytest.ExceptionInfo) -> str:
@@ -126,7 +126,7 @@ def test_constant_predictions_are_refused_but_a_constant_accuracy_is_not(tmp_pat
 
 
 def test_compare_reads_the_columns_the_test_kinds_declare():
-    import benchbox.compare as compare
+    import benchbox.comparison.compare as compare
 
     assert not hasattr(compare, "TEST_COLUMNS") and compare.TESTS is TESTS
     assert TESTS["ranks"].columns == ("direction", "rank")

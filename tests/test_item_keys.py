@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchbox.compare import compare
-from benchbox.data import sha256_file
+from benchbox.comparison.compare import compare
+from benchbox.data.root import sha256_file
 from benchbox.errors import BenchboxError
 from tests.test_compare import make_run
 

@@ -10,13 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.labels import check_label, split_label
 from benchbox.registry import ENCODERS
 from benchbox.reports import write_report
-from benchbox.store import MANIFEST
+from benchbox.storage.runs import MANIFEST
 from benchbox.task import TaskOptions
 from tests.helpers import LetterCounts
 

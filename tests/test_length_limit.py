@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchbox import load_encoder
-from benchbox.captions import CaptionSplit
+from benchbox.data.captions import CaptionSplit
 from benchbox.errors import BenchboxError
 from benchbox.limits import DEFAULT_MAX_CHARS
 from benchbox.training.nli_data import read_split

@@ -9,7 +9,7 @@ import pytest
 
 from benchbox.errors import BenchboxError
 from benchbox.memory import available_bytes, format_bytes
-from benchbox.resampling import BOOTSTRAP_BYTES_PER_CELL
+from benchbox.stats.resampling import BOOTSTRAP_BYTES_PER_CELL
 from benchbox.stats import paired_bootstrap
 from benchbox.training.footprint import require_training_memory, training_bytes
 

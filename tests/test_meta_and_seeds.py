@@ -1,4 +1,4 @@
-"""benchbox.meta (random-effects pooling) and benchbox.seeds (seed-aware tests), with a calibration and power
+"""benchbox.stats.pooling (random-effects pooling) and benchbox.stats.seeds (seed-aware tests), with a calibration and power
 simulation of the claim-level tests against the per-row vote count."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from scipy import stats as st
 from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
-from benchbox.meta import pool_effects, row_cluster, sentence_clusters
-from benchbox.seeds import aso, per_seed_scores, seed_test
+from benchbox.stats.pooling import pool_effects, row_cluster, sentence_clusters
+from benchbox.stats.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
 
 # Kacker (2004) example, R metafor rma(y, v, method = "PM" / "DL", control = list(tol = 1e-9)), as recorded in

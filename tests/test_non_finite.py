@@ -86,7 +86,7 @@ def test_guard_messages():
 
 
 def _needs_flickr8k():
-    from benchbox.data import DataRoot
+    from benchbox.data.root import DataRoot
 
     if not (DataRoot().root / "flickr8k" / "Flickr8k.token.txt").is_file():
         pytest.skip("needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")

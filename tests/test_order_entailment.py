@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import load_encoder, run_tasks
@@ -138,7 +138,7 @@ def test_other_similarities_are_refused_in_one_line(tmp_path):
 
 
 def test_runs_compare_by_mcnemar(tmp_path):
-    from benchbox.compare import compare
+    from benchbox.comparison.compare import compare
 
     write_sick(tmp_path)
     runs = [run_tasks(enc, ["order-entailment"], data_dir=tmp_path, cache=False).save(tmp_path / "runs")

@@ -22,9 +22,9 @@ from benchbox.cli import app
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS as TASK_REGISTRY
-from benchbox.jsonio import SCHEMA_VERSION, dumps, write_json
+from benchbox.storage.jsonio import SCHEMA_VERSION, dumps, write_json
 from benchbox.results import RUN_COLUMNS, leaderboard, load_runs
-from benchbox.store import MANIFEST
+from benchbox.storage.runs import MANIFEST
 from benchbox.task import TaskOptions, task_class
 from tests.helpers import LetterCounts
 
@@ -176,7 +176,7 @@ def test_json_dash_gives_only_json_on_stdout_and_no_file(runs, tmp_path, monkeyp
 def test_bad_output_paths_fail_before_evaluating(tmp_path, monkeypatch, bad):
     (tmp_path / "folder").mkdir()
     import benchbox.commands.core as core
-    import benchbox.compare as compare
+    import benchbox.comparison.compare as compare
 
     def never(*args, **kwargs):
         raise AssertionError("evaluated before checking the output path")
@@ -306,7 +306,7 @@ def test_run_manifest_records_provenance(runs):
 def test_training_header_and_gpu_names(monkeypatch):
     from types import SimpleNamespace
 
-    from benchbox.provenance import gpus, manifest_header
+    from benchbox.storage.provenance import gpus, manifest_header
 
     header = manifest_header("some-run")
     assert header["schema_version"] == SCHEMA_VERSION and header["run_id"] == "some-run"

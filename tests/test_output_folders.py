@@ -16,9 +16,9 @@ import torch
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.outdir import output_lock
+from benchbox.storage.outdir import output_lock
 
 runner = CliRunner()
 
@@ -64,7 +64,7 @@ def test_results_are_printed_before_a_failing_save(tmp_path, monkeypatch):
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from benchbox.outdir import output_lock
+    from benchbox.storage.outdir import output_lock
     with output_lock(sys.argv[1]):
         print("holding", flush=True)
         time.sleep(600)

@@ -1,4 +1,4 @@
-"""Issue #26: one rule for output targets (``benchbox.atomic``), and one line for every failed write.
+"""Issue #26: one rule for output targets (``benchbox.storage.atomic``), and one line for every failed write.
 
 On the old code every ``--json``/``--csv``/``--out`` target was replaced by rename: a symlink became a regular
 file (the file it named was never written), ``--json /dev/full`` replaced the device node with a JSON file, a
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.atomic import write_text
+from benchbox.storage.atomic import write_text
 from tests.test_hostile_inputs import device, files_under, run_cli
 
 REPO = Path(__file__).resolve().parents[1]

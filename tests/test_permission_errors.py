@@ -22,9 +22,9 @@ NOBODY = 65534
 AS_NOBODY = """
 import importlib, os, sys
 for module in ("benchbox.cli", "benchbox.evaluation", "benchbox.tasks.sts", "benchbox.tasks.transfer",
-               "benchbox.tasks.retrieval", "benchbox.encoders.glove_bow", "benchbox.reports", "benchbox.compare",
+               "benchbox.tasks.retrieval", "benchbox.encoders.glove_bow", "benchbox.reports", "benchbox.comparison.compare",
                "benchbox.reports.html", "benchbox.reports.markdown", "benchbox.reports.svg", "benchbox.commands.data",
-               "benchbox.download", "scipy.stats", "torch", "gensim.models", "h5py", "matplotlib.pyplot",
+               "benchbox.data.download", "scipy.stats", "torch", "gensim.models", "h5py", "matplotlib.pyplot",
                "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
     importlib.import_module(module)
 os.setgid(%d)

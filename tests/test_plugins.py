@@ -18,13 +18,13 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from benchbox import evaluate, load_encoder, run_tasks
-from benchbox.cache import EmbeddingCache
+from benchbox.storage.cache import EmbeddingCache
 from benchbox.cli import main
 from benchbox.encoder_adapter import AdaptedEncoder, as_encoder
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, PluginWarning, Registry
-from benchbox.store import Run
+from benchbox.storage.runs import Run
 from benchbox.task import TaskOptions
 from tests.helpers import LetterCounts
 

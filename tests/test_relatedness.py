@@ -10,7 +10,7 @@ import pytest
 import torch
 from scipy.stats import pearsonr
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, TaskOptions

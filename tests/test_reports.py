@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from benchbox.cache import EmbeddingCache
+from benchbox.storage.cache import EmbeddingCache
 from benchbox.cli import app, main
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
@@ -22,8 +22,8 @@ from benchbox.evaluation import run_tasks
 from benchbox.reports import write_report
 from benchbox.reports.build import build_report
 from benchbox.reports.markdown import escape
-from benchbox.sources import Source
-from benchbox.store import Run, write_run
+from benchbox.comparison.sources import Source
+from benchbox.storage.runs import Run, write_run
 
 from .chromium import chromium_binary, open_page
 

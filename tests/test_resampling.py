@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from benchbox.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
+from benchbox.stats.resampling import bootstrap_counts, weighted_pearson, weighted_spearman
 
 
 def test_counts_are_resamples():

@@ -14,7 +14,7 @@ import pytest
 from benchbox import run_tasks
 from benchbox.encoder import ImageTextEncoder
 from benchbox.errors import BenchboxError
-from benchbox.image_features import save_features
+from benchbox.data.image_features import save_features
 from benchbox.stats import wilson_ci
 from benchbox.task import TaskOptions
 from benchbox.tasks.retrieval_metrics import retrieval_metrics
@@ -218,7 +218,7 @@ class HashedWords(ImageTextEncoder):
 
 
 def test_real_flickr8k_test_split_end_to_end(data_root, tmp_path):
-    from benchbox.captions import load_flickr8k
+    from benchbox.data.captions import load_flickr8k
 
     encoder = HashedWords()
     test = load_flickr8k(data_root, "test")

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data import sha256_file
+from benchbox.data.root import sha256_file
 from benchbox.errors import BenchboxError
-from benchbox.store import Run
+from benchbox.storage.runs import Run
 from tests.test_compare import make_run
 
 runner = CliRunner()

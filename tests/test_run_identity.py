@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbox.cache import EmbeddingCache
-from benchbox.compare import compare
-from benchbox.data import DataRoot
+from benchbox.storage.cache import EmbeddingCache
+from benchbox.comparison.compare import compare
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.results import leaderboard, load_runs
-from benchbox.sources import not_seeds, resolve_sources, seed_groups
-from benchbox.store import MANIFEST, Run
+from benchbox.comparison.sources import not_seeds, resolve_sources, seed_groups
+from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task import TaskOptions
 from benchbox.tasks.sts_cosine import STSBCosine
 from tests.test_compare import make_run

@@ -1,5 +1,5 @@
 """Correlation rows whose pairs share sentences: sentence groups, the delete-a-group jackknife in compare, and
-row clusters computed from the items (benchbox.stats, benchbox.compare, benchbox.meta)."""
+row clusters computed from the items (benchbox.stats, benchbox.comparison.compare, benchbox.stats.pooling)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from benchbox import stats
 from benchbox.cli import app
-from benchbox.compare import JACKKNIFE, compare
-from benchbox.data import DataRoot
+from benchbox.comparison.compare import JACKKNIFE, compare
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.meta import sentence_clusters
-from benchbox.store import write_run
+from benchbox.stats.pooling import sentence_clusters
+from benchbox.storage.runs import write_run
 from benchbox.tasks.senteval_data import load_stsb
 from tests.test_compare import _metric
 

@@ -1,4 +1,4 @@
-"""One resolver for compare, report and the API (benchbox.sources): ``module:attribute`` encoders and folders of
+"""One resolver for compare, report and the API (benchbox.comparison.sources): ``module:attribute`` encoders and folders of
 runs reach compare, a run named twice is one source, and compare_sources reads nothing but its sources. On the
 embedded STS-B (stsb-cosine)."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchbox.compare import compare, compare_sources
+from benchbox.comparison.compare import compare, compare_sources
 from benchbox.errors import BenchboxError
-from benchbox.sources import resolve_sources
+from benchbox.comparison.sources import resolve_sources
 from benchbox.task import TaskOptions
 
 BOOT = 50

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as st
 from statsmodels.stats.proportion import proportion_confint
 
-from benchbox import published
+from benchbox.data import comparators
 from benchbox.errors import BenchboxError
 from benchbox.stats import (
     adjust_pvalues,
@@ -88,9 +88,9 @@ def test_bad_correlation_input_is_refused(args):
 # --- the Merkx & Frank (2019) supplement ----------------------------------------------------------------
 
 def test_all_208_supplement_bounds_recomputed_from_r_and_n():
-    table = published.supplement()
+    table = comparators.supplement()
     assert len(table) == 26 * 4
-    mapped = [published.SUBSETS[(t, d)] for t, d in zip(table["task"], table["dataset"])]
+    mapped = [comparators.SUBSETS[(t, d)] for t, d in zip(table["task"], table["dataset"])]
     n = np.array([PAIR_COUNTS[m] for m in mapped])
     assert np.array_equal(n, table["n_pairs_assumed"].to_numpy())
     low, high = fisher_ci(table["pearson_r_x100"].to_numpy() / 100, n)
@@ -104,15 +104,15 @@ def test_all_208_supplement_bounds_recomputed_from_r_and_n():
 
 
 def test_published_comparators_map_the_26_rows():
-    for name in [n for n in published.COMPARATORS if n.startswith("paper:merkx2019/")]:
-        metrics = published.paper_result(name).metrics
+    for name in [n for n in comparators.COMPARATORS if n.startswith("paper:merkx2019/")]:
+        metrics = comparators.paper_result(name).metrics
         assert len(metrics) == 26 and set(metrics["metric"]) == {"pearson"}
         assert set(zip(metrics["task"], metrics["subset"])) == set(PAIR_COUNTS)
         assert metrics["value"].between(-1, 1).all()
-    gru = published.paper_result("paper:merkx2019/char-gru-coco").metrics.set_index(["task", "subset"])
+    gru = comparators.paper_result("paper:merkx2019/char-gru-coco").metrics.set_index(["task", "subset"])
     assert gru.loc[("sickr", "test"), "value"] == pytest.approx(0.827)
     with pytest.raises(BenchboxError, match="available"):
-        published.paper_result("paper:merkx2019/nope")
+        comparators.paper_result("paper:merkx2019/nope")
 
 
 def test_spearman_interval_uses_the_larger_standard_error():

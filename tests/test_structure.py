@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from benchbox.compare import compare
+from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
-from benchbox.resampling import bootstrap_counts
+from benchbox.stats.resampling import bootstrap_counts
 from benchbox.tasks.structure_measures import per_image_means, rho_vis, rho_vis_bootstrap, structure
 from tests.helpers import TableEncoder
 
@@ -209,7 +209,7 @@ def test_report_has_the_structure_table_figure_and_neighbours(root, tmp_path):
 def test_flickr8k_test_measures_equal_numpy_over_all_pairs(data_root, glove):
     """The issue's check: E_intra, E_inter and ρ_vis on the real Flickr8k test captions (GloVe-BOW, and
     image features generated from the captions plus noise) equal the direct computation to 1e-6."""
-    from benchbox.captions import load_flickr8k
+    from benchbox.data.captions import load_flickr8k
 
     test = load_flickr8k(data_root, "test")
     x = glove.encode(test.captions)
@@ -225,7 +225,7 @@ def test_flickr8k_test_measures_equal_numpy_over_all_pairs(data_root, glove):
 def test_structure_coco_follows_the_karpathy_list_order(root):
     import json
 
-    from benchbox.data import DataRoot
+    from benchbox.data.root import DataRoot
     from benchbox.task import EvalContext
     from benchbox.tasks.structure import StructureCoco
 

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from benchbox import run_tasks
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.stats import fisher_ci
 from benchbox.tasks.sts import STS12, cosine_rows, read_sts_subset

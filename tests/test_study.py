@@ -95,7 +95,7 @@ def test_a_study_logs_progress_while_cells_run(tmp_path, monkeypatch):
     logged."""
     import threading
 
-    from benchbox import study as study_module
+    from benchbox.study import run as study_module
     from benchbox.console import Heartbeat
 
     release = threading.Event()

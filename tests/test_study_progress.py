@@ -9,10 +9,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from benchbox.jsonio import write_json
-from benchbox.store import MANIFEST
-from benchbox.study import Cell, Study
-from benchbox.study_progress import cell_rows, cells_table
+from benchbox.storage.jsonio import write_json
+from benchbox.storage.runs import MANIFEST
+from benchbox.study.run import Cell, Study
+from benchbox.study.progress import cell_rows, cells_table
 
 
 def _study(tmp_path: Path) -> Study:

@@ -13,8 +13,8 @@ import pytest
 from benchbox.commands.study import check_train
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
-from benchbox.study import cell_commands, load_study
-from benchbox.study_schema import DOC, document_with_reference
+from benchbox.study.run import cell_commands, load_study
+from benchbox.study.schema import DOC, document_with_reference
 
 HEAD = '[study]\ntasks = ["stsb-cosine"]\n'
 TWO = '[[encoder]]\nname = "glove-bow"\n\n[[encoder]]\nname = "glove-bow"\noptions = { lowercase = "false" }\n'
@@ -122,6 +122,6 @@ def test_cell_folders_are_sanitised_names(tmp_path):
 
 
 def test_the_docs_reference_is_generated_from_the_schema():
-    """docs/study.md holds the reference generated from the models (python -m benchbox.study_schema)."""
+    """docs/study.md holds the reference generated from the models (python -m benchbox.study.schema)."""
     text = DOC.read_text(encoding="utf-8")
-    assert text == document_with_reference(text), "run `python -m benchbox.study_schema` to update docs/study.md"
+    assert text == document_with_reference(text), "run `python -m benchbox.study.schema` to update docs/study.md"

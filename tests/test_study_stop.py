@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.study_cells import cell_folder, read_done, safe_name, wipe
+from benchbox.study.cells import cell_folder, read_done, safe_name, wipe
 from tests.study_helpers import GATED, ROOT, comparison, env, evaluating, processes, stopped_at_the_end, study, wait_for
 
 
@@ -116,7 +116,7 @@ def test_a_corrupt_done_marker_redoes_the_cell_with_one_line(tmp_path):
 
 def test_a_study_redoes_a_cell_whose_done_marker_is_corrupt_and_says_so_in_one_line(tmp_path, monkeypatch):
     """A corrupt `done.json` once ended the study in a traceback."""
-    from benchbox import study as study_module
+    from benchbox.study import run as study_module
 
     ran = []
 

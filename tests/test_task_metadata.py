@@ -15,13 +15,13 @@ import pytest
 from scipy import stats as st
 from sklearn.metrics import roc_auc_score
 
-from benchbox.compare import compare
+from benchbox.comparison.compare import compare
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS
 from benchbox.reports import write_report
-from benchbox.store import Run
+from benchbox.storage.runs import Run
 from benchbox.task import DataFile, MetricRecord, MetricSpec, Task, TaskOption, TaskOptions, TaskResult
 from tests.helpers import LetterCounts
 
@@ -242,7 +242,7 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
 
 
 def test_runs_without_metadata_of_uninstalled_tasks_keep_the_old_conventions():
-    from benchbox.compare import legacy_tests
+    from benchbox.comparison.compare import legacy_tests
 
     def frame(*columns):
         return pd.DataFrame([[0] * len(columns)], columns=list(columns))
@@ -271,7 +271,7 @@ def test_describe_names_each_data_file_with_its_expected_sha256():
     from typer.testing import CliRunner
 
     from benchbox.cli import app
-    from benchbox.data import known_files
+    from benchbox.data.root import known_files
 
     described = CliRunner().invoke(app, ["describe", "sts12"])
     assert described.exit_code == 0, described.output

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.training.config import TrainConfig, parse_loss
 from benchbox.training.losses import TEXTUAL_TEMPERATURE, textual_loss, weighted_terms
@@ -196,7 +196,7 @@ TINY = dict(encoder="char-gru", dataset="flickr8k", hidden=16, epochs=2, cycle_e
 def _caption_corpus(path: Path) -> Path:
     """An ordered corpus from real text: the five Flickr8k dev captions of each of 12 images, one document per image
     (60 sentences)."""
-    from benchbox.captions import load_flickr8k
+    from benchbox.data.captions import load_flickr8k
 
     captions = load_flickr8k(ROOT, "dev").captions[: 5 * 12]
     return _write(path, "\n\n".join("\n".join(captions[i : i + 5]) for i in range(0, 60, 5)) + "\n")

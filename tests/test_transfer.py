@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, TaskOptions, resolve_tasks
@@ -191,7 +191,7 @@ class BlindEncoder(WordEncoder):
 def test_transfer_runs_flow_into_compare_and_report(tmp_path):
     """A transfer run's accuracy reaches ``benchbox compare`` (McNemar on the per-item hits) and the report's
     transfer table under the metric name both expect."""
-    from benchbox.compare import compare
+    from benchbox.comparison.compare import compare
     from benchbox.evaluation import run_tasks
     from benchbox.reports import write_report
 

@@ -14,17 +14,17 @@ import numpy as np
 import pytest
 import torch
 
-from benchbox.clip_features import Clips, load_clips, save_clips
+from benchbox.data.clip_features import Clips, load_clips, save_clips
 from benchbox.encoders.frame_attention import FrameAttention
 from benchbox.errors import BenchboxError
-from benchbox.image_features import load_features, save_features
+from benchbox.data.image_features import load_features, save_features
 from benchbox.training.clips import (attended_clip_vectors, average_frames, caption_queries, clip_queries,
                                      make_query_encoder, middle_frame)
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import SplitData, TrainingData, random_anchors
 from benchbox.training.distributed import Distributed
 from benchbox.training.trainer import Trainer, build_net
-from benchbox.video_captions import load_video_captions
+from benchbox.data.video_captions import load_video_captions
 
 TOPICS = ["dog", "car", "piano", "beach", "horse", "train", "guitar", "snow"]
 VERBS = ["runs", "moves", "plays", "waits", "turns"]

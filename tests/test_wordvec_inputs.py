@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchbox.errors import BenchboxError
-from benchbox.wordvec import cache_dir, load_word_vectors
+from benchbox.data.wordvec import cache_dir, load_word_vectors
 
 ROWS = ["the 1 0 0", "cat 0 2 0", "sat 0 0 4", "on 1 1 0", "mat 0 1 1"]
 

@@ -1,9 +1,9 @@
-"""``benchbox cache status|verify|clear [ENCODER]``: see and repair the embedding cache (:mod:`benchbox.cache`).
+"""``benchbox cache status|verify|clear [ENCODER]``: see and repair the embedding cache (:mod:`benchbox.storage.cache`).
 
 ENCODER is the name of a folder of the cache (the encoder's fingerprint, width and provider digest:
-:func:`benchbox.identity.cache_key`), or an encoder name / trained-model folder whose folder is computed
+:func:`benchbox.storage.identity.cache_key`), or an encoder name / trained-model folder whose folder is computed
 (``-e KEY=VALUE`` options as for ``eval``); without it, every encoder in the cache.
-Several may be given. ``clear`` deletes only encoder folders of a marked cache root (:mod:`benchbox.cache`,
+Several may be given. ``clear`` deletes only encoder folders of a marked cache root (:mod:`benchbox.storage.cache`,
 "Ownership"): every argument is resolved and checked first, and one that is not such a folder (a model folder,
 ``..``, ``/``, a path outside the cache) stops the command before anything is removed.
 """
@@ -18,7 +18,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from benchbox.cache import (
+from benchbox.storage.cache import (
     QUARANTINE,
     CorruptShard,
     EmbeddingCache,
@@ -31,7 +31,7 @@ from benchbox.cache import (
 )
 from benchbox.console import log, out, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.store import MANIFEST
+from benchbox.storage.runs import MANIFEST
 
 cache_app = typer.Typer(help="See and repair the embedding cache.", no_args_is_help=True)
 
@@ -43,7 +43,7 @@ EncoderOpts = Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e",
 def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str] | None,
              owned: bool = False) -> list[Path]:
     """The encoder folders ENCODER... select (every one when there is none); with ``owned``, each is checked to
-    be the cache's own (:func:`benchbox.cache.owned_folder`) before any is returned."""
+    be the cache's own (:func:`benchbox.storage.cache.owned_folder`) before any is returned."""
     if not encoders:
         if owned and directory.exists():
             require_cache_root(directory)  # "all" in a folder that is not a cache: refused
@@ -56,7 +56,7 @@ def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str]
 
 def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[Path]:
     """The cache folders one argument names: a plain folder name of the cache, else the folders of the encoder it
-    names (:func:`benchbox.identity.cache_key`, and :func:`benchbox.identity.image_cache_key` when the cache
+    names (:func:`benchbox.storage.identity.cache_key`, and :func:`benchbox.storage.identity.image_cache_key` when the cache
     holds its images). A path is never taken as the folder itself."""
     if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
         return [directory / given]
@@ -67,7 +67,7 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[
     from benchbox.commands.core import parse_encoder_options
     from benchbox.evaluation import load_encoder
 
-    from benchbox.identity import cache_key, image_cache_key
+    from benchbox.storage.identity import cache_key, image_cache_key
 
     encoder = load_encoder(given, **parse_encoder_options(encoder_opt or []))
     key = cache_key(encoder)

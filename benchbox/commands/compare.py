@@ -7,11 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data import existing_data_dir
+from benchbox.data.root import existing_data_dir
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.jsonio import json_option, to_stdout
-from benchbox.outdir import check_output_file
+from benchbox.storage.jsonio import json_option, to_stdout
+from benchbox.storage.outdir import check_output_file
 from benchbox.options import AT_LEAST_0, THREADS, in_range
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
@@ -54,7 +54,7 @@ def compare_command(
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
     a verdict; then one summary line per pair."""
-    from benchbox.compare import compare
+    from benchbox.comparison.compare import compare
 
     set_quiet(quiet)
     set_threads(threads)

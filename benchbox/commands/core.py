@@ -11,15 +11,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from benchbox.cache import EmbeddingCache
-from benchbox.data import existing_data_dir
+from benchbox.storage.cache import EmbeddingCache
+from benchbox.data.root import existing_data_dir
 from benchbox.device import check_device_name
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
 from benchbox.labels import label_option, model_folder_label
-from benchbox.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
-from benchbox.outdir import check_output_file, check_writable
+from benchbox.storage.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
+from benchbox.storage.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, THREADS
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table

@@ -9,12 +9,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from benchbox import download
-from benchbox.atomic import copy_file
+from benchbox.data import download
+from benchbox.storage.atomic import copy_file
 from benchbox.console import log, out
-from benchbox.data import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
+from benchbox.data.root import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
 from benchbox.errors import BenchboxError
-from benchbox.outdir import output_lock
+from benchbox.storage.outdir import output_lock
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="Data root (default: $BENCHBOX_DATA, else the user data dir).")]
 SENTEVAL_PREFIX = "senteval/downstream/"

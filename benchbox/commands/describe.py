@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from benchbox.console import out
-from benchbox.data import known_files
+from benchbox.data.root import known_files
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.task import DataFile, TaskGroup, TaskOptions, task_class

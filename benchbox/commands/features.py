@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from benchbox.console import log, progress_bar, set_quiet
-from benchbox.outdir import output_file_lock
+from benchbox.storage.outdir import output_file_lock
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, POSITIVE, THREADS
 from benchbox.threads import set_threads
 
@@ -39,7 +39,7 @@ def extract(
 
 def _extract(images: Path, out: Path, weights: str, batch_size: int, device: str, resume: bool, workers: int,
              skip_unreadable: bool, save_every: float) -> None:
-    from benchbox.feature_extraction import extract_features, load_resnet152
+    from benchbox.data.feature_extraction import extract_features, load_resnet152
 
     model = load_resnet152(weights)
     log(f"weights: {model.weights}")

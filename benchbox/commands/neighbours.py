@@ -8,13 +8,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data import existing_data_dir
+from benchbox.data.root import existing_data_dir
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.jsonio import json_option, to_stdout, write_json
+from benchbox.storage.jsonio import json_option, to_stdout, write_json
 from benchbox.options import AT_LEAST_1, THREADS
 from benchbox.threads import set_threads
-from benchbox.outdir import check_output_file
+from benchbox.storage.outdir import check_output_file
 
 
 def read_queries(texts: list[str], files: list[Path]) -> list[str]:
@@ -49,8 +49,8 @@ def neighbours_command(
     from rich.table import Table
     from rich.text import Text
 
-    from benchbox.cache import EmbeddingCache
-    from benchbox.data import DataRoot
+    from benchbox.storage.cache import EmbeddingCache
+    from benchbox.data.root import DataRoot
     from benchbox.evaluation import load_encoder, make_embedder
     from benchbox.neighbours import load_corpus, neighbours
 

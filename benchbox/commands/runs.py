@@ -11,11 +11,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from benchbox.atomic import atomic_path
+from benchbox.storage.atomic import atomic_path
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.jsonio import SCHEMA_VERSION, frame_records, json_option, to_stdout, write_json
-from benchbox.outdir import check_output_file
+from benchbox.storage.jsonio import SCHEMA_VERSION, frame_records, json_option, to_stdout, write_json
+from benchbox.storage.outdir import check_output_file
 
 RunsDir = Annotated[Optional[list[Path]], typer.Argument(help="Run folders or folders of runs (default: runs).")]
 SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Leave out folders that are not readable runs (with a warning) instead of stopping.")]

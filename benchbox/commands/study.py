@@ -33,8 +33,8 @@ def train_command(encoder: str) -> Any:
 def check_train(encoder: str, options: dict[str, Any]) -> None:
     """Parse a study's ``train`` table as ``benchbox train ENCODER`` would: unknown options, types and ranges
     (the command's own option callbacks) are one line, before any cell runs."""
-    from benchbox.study import train_flags
-    from benchbox.study_schema import did_you_mean
+    from benchbox.study.run import train_flags
+    from benchbox.study.schema import did_you_mean
 
     command = train_command(encoder)
     known = {opt.lstrip("-"): param for param in command.params for opt in (*param.opts, *param.secondary_opts)}
@@ -68,7 +68,7 @@ def study_command(
     Ctrl-C or SIGTERM stops the study (exit 130 or 143); run it again to resume."""
     from dataclasses import replace
 
-    from benchbox.study import load_study, run_study
+    from benchbox.study.run import load_study, run_study
 
     set_quiet(quiet)
     study = load_study(study_file, out_dir, check_train=check_train)
@@ -78,8 +78,8 @@ def study_command(
         out.print(f"{study_file}: ok, {len(study.cells)} cells into {study.out}", highlight=False, soft_wrap=True)
         return
     if status:
-        from benchbox.study_cells import study_running
-        from benchbox.study_progress import cells_table
+        from benchbox.study.cells import study_running
+        from benchbox.study.progress import cells_table
 
         running = study_running(study.out)
         out.print(cells_table(study, running))

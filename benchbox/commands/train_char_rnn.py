@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data import existing_data_dir
+from benchbox.data.root import existing_data_dir
 from benchbox.console import out, set_quiet
 from benchbox.labels import label_option
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE, THREADS

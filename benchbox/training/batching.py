@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchbox.captions import PER_IMAGE as CAPTIONS_PER_IMAGE
+from benchbox.data.captions import PER_IMAGE as CAPTIONS_PER_IMAGE
 
 
 @dataclass(frozen=True)

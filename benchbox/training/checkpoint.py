@@ -20,11 +20,11 @@ from typing import Any
 
 import torch
 
-from benchbox.atomic import torch_save
+from benchbox.storage.atomic import torch_save
 from benchbox.console import log
 from benchbox.encoders.char_rnn_net import read_checkpoint_file
 from benchbox.errors import BenchboxError
-from benchbox.store import MANIFEST
+from benchbox.storage.runs import MANIFEST
 from benchbox.training.run_manifest import HISTORY_FILE
 from benchbox.training.snapshots import SEMANTIC_FILE, SNAPSHOTS
 

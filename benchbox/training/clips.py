@@ -1,5 +1,5 @@
 """The visual vector of a video clip under Bordes et al.'s clip models (docs/protocols.md#video-context), from
-its frames (:mod:`benchbox.clip_features`):
+its frames (:mod:`benchbox.data.clip_features`):
 
 - ``--visual frame`` (F, one frame): the clip's middle frame, row ⌊(n − 1)/2⌋ of its n frames;
 - ``--visual average`` (A): the mean of its n frames;
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from benchbox.clip_features import Clips
+    from benchbox.data.clip_features import Clips
     from benchbox.encoders.frame_attention import FrameAttention
     from benchbox.encoders.glove_bow import GloveBowEncoder
 

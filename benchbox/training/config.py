@@ -29,7 +29,7 @@ from benchbox.errors import BenchboxError
 from benchbox.options import check_number
 from benchbox.training.clips import CLIP_VISUALS
 from benchbox.training.data import VISUAL_MODES
-from benchbox.video_captions import DATASET as VIDEO_DATASET
+from benchbox.data.video_captions import DATASET as VIDEO_DATASET
 
 #: the losses of :mod:`benchbox.training.losses` that ``--loss`` takes by their names alone
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")

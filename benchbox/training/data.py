@@ -1,11 +1,11 @@
 """Training material: captions (5 per image, caption k of image i at row 5i + k) and one visual anchor per
 image, for the train and dev splits; with the textual term, the ordered text corpus
 (:mod:`benchbox.training.text_corpus`). The images are Flickr8k's or MSCOCO's, or the video clips of an
-MSVD-format dataset (``--dataset msvd --video-captions DIR``, :mod:`benchbox.video_captions`).
+MSVD-format dataset (``--dataset msvd --video-captions DIR``, :mod:`benchbox.data.video_captions`).
 
 The visual side (``--visual``):
-- ``features``: image features from a file (ResNet-152, 2048-d), checked by ``benchbox.image_features``.
-- ``frame``, ``average``, ``attention``: a clip's frames from a clip-features file (:mod:`benchbox.clip_features`)
+- ``features``: image features from a file (ResNet-152, 2048-d), checked by ``benchbox.data.image_features``.
+- ``frame``, ``average``, ``attention``: a clip's frames from a clip-features file (:mod:`benchbox.data.clip_features`)
   made into one vector by Bordes et al.'s F, A or T (:mod:`benchbox.training.clips`); F and A are computed
   here, T (which depends on the caption and a learned projection) in the model, from the frames and the
   captions' fixed queries.
@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchbox.data import DataRoot
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.training.clips import (CLIP_VISUALS, caption_queries, fixed_clip_vectors, make_query_encoder,
                                      query_record)
 from benchbox.training.text_corpus import TextCorpus, load_text_corpus
-from benchbox.video_captions import DATASET as VIDEO_DATASET, load_video_captions
+from benchbox.data.video_captions import DATASET as VIDEO_DATASET, load_video_captions
 
 if TYPE_CHECKING:
-    from benchbox.clip_features import Clips
+    from benchbox.data.clip_features import Clips
     from benchbox.encoders.glove_bow import GloveBowEncoder
     from benchbox.training.config import TrainConfig
 
@@ -91,7 +91,7 @@ def load_split(
     """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images.
     ``video_captions``: the folder of ``--dataset msvd``; ``query_encoder``: T's fixed sentence encoder
     (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s)."""
-    from benchbox.captions import load_caption_dataset
+    from benchbox.data.captions import load_caption_dataset
 
     if visual not in VISUAL_MODES:
         raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {visual!r}")
@@ -113,7 +113,7 @@ def load_split(
         if features is None:
             raise BenchboxError(f"--visual {visual} needs --features FILE (clip features, or image features as "
                                 "clips of one frame)")
-        from benchbox.clip_features import load_clips
+        from benchbox.data.clip_features import load_clips
 
         clips = load_clips(features, image_ids)
         if visual == "attention":
@@ -123,7 +123,7 @@ def load_split(
     elif visual == "features":
         if features is None:
             raise BenchboxError("--visual features needs --features FILE (or use --visual cluster / random)")
-        from benchbox.image_features import load_features
+        from benchbox.data.image_features import load_features
 
         vectors = np.asarray(load_features(features, image_ids), dtype=np.float32)
     elif visual == "random":

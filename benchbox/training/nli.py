@@ -28,19 +28,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.atomic import torch_save, write_text
+from benchbox.storage.atomic import torch_save, write_text
 from benchbox.console import log
 from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
-from benchbox.outdir import check_writable, output_lock
-from benchbox.store import MANIFEST, new_run_id
+from benchbox.storage.outdir import check_writable, output_lock
+from benchbox.storage.runs import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
 from benchbox.training.nli_data import NLISplit, read_split
 from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.stop import StopRequest
-from benchbox.wordvec import WordVectors, load_word_vectors
+from benchbox.data.wordvec import WordVectors, load_word_vectors
 
 #: the classifier's output beside the encoder's ``encoder.pkl``
 CLASSIFIER_FILE = "classifier.pt"

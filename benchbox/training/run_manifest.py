@@ -1,7 +1,7 @@
 """The ``manifest.json`` of a training run folder (char-RNN and InferSent alike), rewritten atomically at every
 change: unlike an evaluation run's, a training run folder grows while training and its manifest says how far it
 got (``"status"``: ``"running"``, then ``"complete"`` with ``"finished"``, or how it stopped). It starts with
-:func:`benchbox.provenance.manifest_header`. Under torchrun only rank 0 writes it (``writer``).
+:func:`benchbox.storage.provenance.manifest_header`. Under torchrun only rank 0 writes it (``writer``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchbox.jsonio import write_json
-from benchbox.provenance import manifest_header, now
-from benchbox.store import MANIFEST
+from benchbox.storage.jsonio import write_json
+from benchbox.storage.provenance import manifest_header, now
+from benchbox.storage.runs import MANIFEST
 
 #: the per-epoch history beside the manifest (CSV, one row per finished epoch)
 HISTORY_FILE = "history.csv"

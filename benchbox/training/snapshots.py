@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from benchbox.atomic import atomic_path
+from benchbox.storage.atomic import atomic_path
 from benchbox.console import log
 from benchbox.encoders.char_rnn import encoder_for
 from benchbox.encoders.char_rnn_net import CharRNNNet, save_snapshot

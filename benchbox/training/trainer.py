@@ -34,14 +34,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.atomic import atomic_path
+from benchbox.storage.atomic import atomic_path
 from benchbox.console import log
 from benchbox.encoders.char_rnn import best_snapshots
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
 from benchbox.encoders.char_vocab import CharVocab
 from benchbox.errors import BenchboxError
-from benchbox.outdir import output_lock
-from benchbox.store import MANIFEST, new_run_id
+from benchbox.storage.outdir import output_lock
+from benchbox.storage.runs import MANIFEST, new_run_id
 from benchbox.threads import set_threads
 from benchbox.training.batching import CAPTIONS_PER_IMAGE, Batch, epoch_plan
 from benchbox.training.checkpoint import CHECKPOINT_FILE, Position, restore, resume_state, save_checkpoint

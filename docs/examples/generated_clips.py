@@ -28,7 +28,7 @@ CLIPS, TRAIN, WORD_DIM, FRAME_DIM, MAX_FRAMES = 300, 200, 16, 64, 8
 
 
 def make(out: Path) -> None:
-    from benchbox.clip_features import save_clips
+    from benchbox.data.clip_features import save_clips
 
     rng = np.random.default_rng(0)
     words = {w: rng.standard_normal(WORD_DIM) for w in TOPICS}
@@ -55,11 +55,11 @@ def make(out: Path) -> None:
 def analyse(folder: Path, runs: list[str]) -> None:
     import torch
 
-    from benchbox.clip_features import load_clips
+    from benchbox.data.clip_features import load_clips
     from benchbox.evaluation import load_encoder
     from benchbox.tasks.structure_measures import rho_vis
     from benchbox.training.clips import caption_queries, clip_queries, make_query_encoder
-    from benchbox.video_captions import load_video_captions
+    from benchbox.data.video_captions import load_video_captions
 
     dev = load_video_captions(folder, "dev")
     clips = load_clips(folder / "clips.npz", dev.image_ids)

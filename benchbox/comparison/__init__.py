@@ -1,0 +1,1 @@
+"""Comparison: sources (runs, encoders, published numbers), paired tests, claims."""

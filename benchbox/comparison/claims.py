@@ -1,0 +1,232 @@
+"""Claim-level comparison: "model A vs model B on these rows", one test of the claim instead of a vote count.
+
+A *model* is a run, an encoder, a published comparator, or the runs of one configuration that differ only in
+their seeds (:func:`benchbox.comparison.sources.seed_groups`). For every two models and every kind of summary row
+(correlation rows: Pearson per subset; classification rows: accuracy; retrieval rows: R@10 per direction) with
+at least two rows on at least two item sets, a claim gets:
+
+- the pooled effect: random-effects meta-analysis of the per-row differences on the common scale (Fisher-z
+  difference; difference of paired proportions) with the rows' sampling variances, τ² by DerSimonian–Laird or
+  Paule–Mandel, I², and the cluster-robust interval when rows share items (:mod:`benchbox.stats.pooling`). With seeds
+  the per-row effect is the mean over the run pairs and its variance the mean of theirs (the items are the
+  same for every seed, so item sampling does not shrink with more seeds);
+- with seeds on either side, the seed-aware test and Almost Stochastic Order of the per-seed scores
+  (:mod:`benchbox.stats.seeds`, weighted with the pooled analysis' random-effects weights);
+- the claim's p = max(pooled p, seed-aware p) (an intersection–union test: both must reject, Berger 1982),
+  adjusted over all claims of the comparison with the comparison's correction; the verdict at 5%;
+- the per-row vote count after the comparison's correction: a row counts as better (worse) when every run
+  pair of the two models is significantly better (worse) on it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from benchbox import stats
+from benchbox.stats import seeds
+from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
+from benchbox.comparison.sources import seed_groups
+
+if TYPE_CHECKING:
+    from benchbox.comparison.sources import Source
+
+ALPHA = 0.05
+#: kind of summary row → (metric, name of the common scale)
+KINDS = {"correlation": ("pearson", "Δz"), "classification": ("accuracy", "Δacc"), "ranks": ("r10", "ΔR@10")}
+KIND_NOUN = {"correlation": "correlation", "classification": "classification", "ranks": "retrieval"}
+#: how the pooled p and interval were obtained (:attr:`benchbox.stats.pooling.PooledEffect.variance`), as a headline says it
+INFERENCE = {
+    "model": "model-based variance",
+    "CR2": "CR2 over {clusters} item clusters, t on Satterthwaite df = {df:.1f}",
+    "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < "
+                 f"{SIGN_FLIP_BELOW_DF:g}",
+}
+CLAIM_COLUMNS = [
+    "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
+    "mean_diff", "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
+    "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
+    "better", "worse", "tests", "correction", "family",
+]
+
+
+def _common_scale(kind: str, value: float) -> float:
+    """A run's row score on the pooling scale: Fisher z of r, or the proportion (percentages divided)."""
+    if kind == "correlation":
+        return float(np.arctanh(np.clip(value, -1 + 1e-12, 1 - 1e-12)))
+    return value / 100.0 if value > 1.0 else value
+
+
+def _models(sources: list[Source], declared: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Model name → labels of its runs (declared seed groups, then recognised ones, then every other source on
+    its own)."""
+    models = dict(declared)
+    taken = {label for labels in declared.values() for label in labels}
+    models.update({name: [m.label for m in members] for name, members in seed_groups(sources).items()
+                   if not taken & {m.label for m in members}})
+    grouped = {label for labels in models.values() for label in labels}
+    models.update({s.label: [s.label] for s in sources if s.label not in grouped})
+    return models
+
+
+def _oriented(table: pd.DataFrame, runs_a: list[str], runs_b: list[str]) -> pd.DataFrame:
+    """The rows between runs of A and runs of B, written from A's side (differences and verdicts flipped)."""
+    forward = table[table["model_a"].isin(runs_a) & table["model_b"].isin(runs_b)]
+    backward = table[table["model_a"].isin(runs_b) & table["model_b"].isin(runs_a)]
+    if not backward.empty:
+        backward = backward.rename(columns={"model_a": "model_b", "model_b": "model_a", "value_a": "value_b",
+                                            "value_b": "value_a"})
+        backward = backward.assign(effect=-backward["effect"], diff=-backward["diff"],
+                                   verdict=backward["verdict"].replace({"better": "worse", "worse": "better"}))
+    return pd.concat([forward, backward], ignore_index=True) if not backward.empty else forward
+
+
+ROW_COLUMNS = ["model_a", "model_b", "kind", "task", "subset", "effect", "var", "cluster"]
+SEED_SCORE_COLUMNS = ["model_a", "model_b", "kind", "model", "run", "score"]
+
+
+def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], *, pooling: str,
+           seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
+    rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
+    keys = ["task", "subset", "metric"]
+    # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
+    pairs = rows.groupby(keys, sort=False)["model_a"].size()
+    complete = pairs[pairs == len(runs_a) * len(runs_b)].index
+    rows = rows.set_index(keys).loc[complete].reset_index() if len(complete) else rows.iloc[0:0]
+    if len(complete) < 2:
+        return None
+    per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
+                                                 diff=("diff", "mean"), cluster=("cluster", "first"))
+    clusters = per_row["cluster"].astype(str).tolist()  # shared sentences, from the items (benchbox.comparison.compare)
+    if len(set(clusters)) < 2:
+        return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over
+    pooled = pool_effects(per_row["effect"], per_row["var"], method=pooling, clusters=clusters)
+    record: dict[str, Any] = {"rows": len(per_row), "seeds_a": len(runs_a), "seeds_b": len(runs_b),
+                              **{k: v for k, v in pooled.to_dict().items() if k not in ("k", "method", "p")},
+                              "p_pooled": pooled.p, "pooling": pooling,
+                              "mean_diff": float(per_row["diff"].mean())}
+    verdicts = rows.groupby(keys, sort=False)["verdict"]
+    record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
+    record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())
+    p_claim = pooled.p
+    scores: dict[str, np.ndarray] = {}
+    if max(len(runs_a), len(runs_b)) > 1:
+        weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()
+        for side, runs, column in (("a", runs_a, "value_a"), ("b", runs_b, "value_b")):
+            per_run = rows.groupby(["model_a" if side == "a" else "model_b", *keys], sort=False)[column].first()
+            matrix = np.array([[_common_scale(kind, per_run.loc[(run, *key)]) for key in per_row.index]
+                               for run in runs])
+            scores[side] = seeds.per_seed_scores(matrix, weights)
+        test = seeds.seed_test(scores["a"], scores["b"])
+        record.update(seed_diff=test.diff, seed_ci_low=test.ci_low, seed_ci_high=test.ci_high, seed_t=test.t,
+                      seed_df=test.df, p_seed=test.p, aso_epsilon=seeds.aso(scores["a"], scores["b"], seed=seed))
+        p_claim = max(p_claim, test.p)
+    record["p_claim"] = p_claim
+    detail = per_row.reset_index()[["task", "subset", "effect", "var"]].assign(cluster=clusters)
+    per_seed = pd.DataFrame([{"model": side, "run": run, "score": score} for side, runs in (("a", runs_a), ("b", runs_b))
+                             for run, score in zip(runs, scores.get(side, []))], columns=["model", "run", "score"])
+    return record, detail, per_seed
+
+
+def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "holm", family: str = "all",
+           pooling: str = "dl", seed: int = 1111,
+           declared: dict[str, list[str]] | None = None,
+           ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+    """From a comparison table (:func:`benchbox.comparison.compare.compare`): one row per claim (``CLAIM_COLUMNS``), the
+    per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot), the per-seed scores of the models
+    with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``) and one note per pair and kind of row
+    that has summary rows but no claim because they are approximate (:func:`_no_claim_note`)."""
+    models = _models(sources, declared or {})
+    owner = {label: name for name, labels in models.items() for label in labels}
+    tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
+    total_tests = int(table["p"].notna().sum())
+    table = table[table["unit"].astype(bool)]
+    tested = pd.Series(list(zip(table["model_a"].map(owner), table["model_b"].map(owner))), index=table.index)
+    records, details, per_seed, notes = [], [], [], []
+    for a, b in dict.fromkeys(p for p in tested if p[0] != p[1]):
+        both = _oriented(table, models[a], models[b])
+        for kind, (metric, scale) in KINDS.items():
+            found = _claim(both[both["metric"] == metric], kind, models[a], models[b], pooling=pooling, seed=seed)
+            if found is None:
+                note = _no_claim_note(a, b, kind, both[both["metric"] == metric])
+                if note:
+                    notes.append(note)
+            else:
+                record, detail, scores = found
+                details.append(detail.assign(model_a=a, model_b=b, kind=kind))
+                per_seed.append(scores.assign(model_a=a, model_b=b, kind=kind,
+                                              model=scores["model"].map({"a": a, "b": b})))
+                pair = (both["model_a"].iloc[0], both["model_b"].iloc[0])
+                family_tests = total_tests if family == "all" else int(
+                    tests_per_pair.get(pair, tests_per_pair.get(pair[::-1], 0)))
+                record.update(model_a=a, model_b=b, kind=kind, scale=scale, correction=correction, family=family,
+                              tests=family_tests)
+                records.append(record)
+    frame = pd.DataFrame(records, columns=CLAIM_COLUMNS)
+    if not frame.empty:
+        frame["p_claim_adjusted"] = stats.adjust_pvalues(frame["p_claim"], correction)
+        significant = frame["p_claim_adjusted"] < ALPHA
+        frame["verdict"] = np.where(significant, np.where(frame["estimate"] > 0, "better", "worse"),
+                                    "no significant difference")
+    rows = pd.concat(details, ignore_index=True)[ROW_COLUMNS] if details else pd.DataFrame(columns=ROW_COLUMNS)
+    seeds_frame = pd.concat(per_seed, ignore_index=True)[SEED_SCORE_COLUMNS] if per_seed else \
+        pd.DataFrame(columns=SEED_SCORE_COLUMNS)
+    return frame, rows, seeds_frame, notes
+
+
+def _no_claim_note(a: str, b: str, kind: str, rows: pd.DataFrame) -> str | None:
+    """Why the summary rows of one kind between A and B gave no claim, when some are approximate (a published
+    comparator: no per-item scores, so no effect on the common scale and no variance to pool); else None."""
+    approximate = int(rows["approximate"].astype(bool).sum()) if "approximate" in rows else 0
+    if not approximate:
+        return None
+    return (f"{a} vs {b}: no claim on the {KIND_NOUN[kind]} rows: published numbers have no per-item scores, so "
+            f"the paired rows' covariance is unknown (only approximate worst-case row tests, {approximate} "
+            f"row{'s' if approximate != 1 else ''})")
+
+
+def _signed(x: float, digits: int = 3) -> str:
+    return f"{x:+.{digits}f}"
+
+
+def _training_variance(claim: pd.Series) -> str | None:
+    """Which side's training variance the claim could not assess (one run of that model), or None."""
+    single = [name for name, n in ((claim["model_a"], claim["seeds_a"]), (claim["model_b"], claim["seeds_b"])) if n == 1]
+    if len(single) == 2:
+        return "one run per model: training variance not assessed"
+    return f"one run of {single[0]}: its training variance not assessed" if single else None
+
+
+def headline(claim: pd.Series) -> str:
+    """The claim in one sentence, e.g. "char-gru (3 seeds) vs glove-bow on 26 correlation rows: pooled Δz =
+    +0.120 [+0.090, +0.150] (mean Δr = +0.081), I² = 64%, τ² = 0.012 (DL, CR2 over 14 item clusters, t on
+    Satterthwaite df = 4.6); seeds 3 vs 1: t(2) = 5.1, p = 0.037; ASO ε = 0.02 (char-gru (3 seeds) almost
+    stochastically dominant); one run of glove-bow: its training variance not assessed; better on 18, worse on
+    0 of 26 rows after holm over 336 tests; claim: better (p = 0.04, holm over claims)".
+
+    ASO's "dominant" is said only beside a significant claim; otherwise ε is given as a description."""
+    a, b = claim["model_a"], claim["model_b"]
+    natural = f" (mean Δr = {_signed(claim['mean_diff'])})" if claim["kind"] == "correlation" else ""
+    variance = f", {INFERENCE[claim['variance']]}".format(clusters=claim["clusters"], df=claim["df"])
+    parts = [f"{a} vs {b} on {claim['rows']} {KIND_NOUN[claim['kind']]} rows: pooled {claim['scale']} = "
+             f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}]{natural}, "
+             f"I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} ({claim['pooling'].upper()}{variance})"]
+    if isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"]):
+        eps = claim["aso_epsilon"]
+        if claim["verdict"] in ("better", "worse"):
+            dominance = f"{a} almost stochastically dominant" if eps < 0.5 else f"{a} not dominant"
+        else:
+            dominance = "descriptive: the claim is not significant"
+        parts.append(f"seeds {claim['seeds_a']} vs {claim['seeds_b']}: t({claim['seed_df']:.0f}) = "
+                     f"{claim['seed_t']:.2f}, p = {claim['p_seed']:.3g}; ASO ε = {eps:.2f} ({dominance})")
+    caveat = _training_variance(claim)
+    if caveat:
+        parts.append(caveat)
+    family = "" if claim["family"] == "all" else " per pair"
+    parts.append(f"better on {claim['better']}, worse on {claim['worse']} of {claim['rows']} rows after "
+                 f"{claim['correction']} over {claim['tests']} tests{family}")
+    parts.append(f"claim: {claim['verdict']} (p = {claim['p_claim_adjusted']:.3g}, {claim['correction']} over claims)")
+    return "; ".join(parts)

@@ -1,0 +1,390 @@
+"""What compare, report and the API work on: a :class:`Source` is one model's metric records, its per-item
+scores and its provenance, resolved by one function, :func:`resolve_sources`, from what a user names:
+
+- a run folder (``runs/<run-id>``) or a folder of runs (``runs/``: its runs, sorted by name);
+- a published comparator, ``paper:merkx2019/<model>`` (:mod:`benchbox.data.comparators`): numbers without items;
+- with ``evaluate=True`` (compare), anything :func:`benchbox.encoder_loading.load_encoder` loads — an encoder
+  name, ``package:name``, ``module:attribute``, a trained-model folder (a training run) — evaluated on demand
+  with the given task options and saved as a run, or given a matching run already under the runs folder
+  (:mod:`benchbox.reuse`).
+
+Each may carry a label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Everything is opened or loaded, and every
+missing data file found, before anything is evaluated. Unlabelled runs are named by the label stored in them,
+else (``naming="fingerprint"``, compare's default) ``encoder@fingerprint[:8]`` or (``naming="name"``, reports)
+the encoder name; labels that repeat are made unique.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchbox.data import comparators
+from benchbox.errors import BenchboxError
+from benchbox.storage.identity import describe_difference, differences, seed_free
+from benchbox.labels import model_folder_label, split_label
+from benchbox.storage.runs import MANIFEST, METRIC_COLUMNS, Run
+
+NAMINGS = ("fingerprint", "name")
+
+
+def _no_items(task: str) -> None:
+    return None
+
+
+@dataclass
+class Source:
+    """One model as compared and reported: its label, metric records (``metrics.csv`` columns), per-item scores
+    by task (None where there are none: published numbers) and, for runs, their provenance."""
+
+    label: str
+    metrics: pd.DataFrame
+    #: the run folder opened (None: a published comparator)
+    run: Run | None = None
+    #: published comparators: where the numbers come from
+    citation: str = ""
+    items: Callable[[str], pd.DataFrame | None] = _no_items
+    #: what named it, normalised (a run's resolved path, else the name as given): matches ``--seeds`` specs
+    origin: str = ""
+    #: runs only: the encoder's identity and options without seeds (:func:`model_key`: groups the seeds of a model)
+    config_key: str | None = None
+    fingerprint: str | None = None
+    #: runs only: the encoder name (names a group of seeds)
+    name: str | None = None
+    #: runs only: per task, the protocol it recorded
+    protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
+    recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: runs only: per task, the sha256 of each data file it read (label → sha256)
+    checksums: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.run is None
+
+    @property
+    def path(self) -> Path | None:
+        return self.run.path if self.run is not None else None
+
+    def value(self, task: str, subset: str, metric: str) -> pd.Series | None:
+        m = self.metrics
+        rows = m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]
+        return rows.iloc[0] if len(rows) else None
+
+
+def origin(spec: str | os.PathLike) -> str:
+    """A source spec normalised so that two ways of writing one run folder compare equal (labels removed)."""
+    target = split_label(spec)[1]
+    return str(Path(target).resolve()) if Path(target).exists() else target
+
+
+def run_folders(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """The run folders named by ``paths``: each a run folder (it has a manifest) or a folder of runs (its
+    non-hidden sub-folders with a manifest, sorted by name). A path that is neither is an error."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    folders = []
+    for raw in paths:
+        path = Path(raw)
+        if (path / MANIFEST).is_file():
+            folders.append(path)
+        elif path.is_dir():
+            folders.extend(_children(path))
+        else:
+            raise BenchboxError(f"{path} is neither a benchbox run folder nor a folder of runs: give a run folder "
+                                "(with manifest.json) or the --runs-dir that holds runs")
+    return list(dict.fromkeys(folders))
+
+
+def is_run_collection(spec: str | os.PathLike) -> bool:
+    """Whether ``spec`` names a folder of runs (a folder without a manifest of its own)."""
+    path = Path(split_label(spec)[1])
+    return path.is_dir() and not (path / MANIFEST).is_file()
+
+
+def _children(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if not p.name.startswith(".") and (p / MANIFEST).is_file())
+
+
+def open_run(path: Path) -> Run:
+    """The run at ``path`` with its manifest and metrics read and checked now, so that an unreadable run fails
+    before anything is evaluated or rendered."""
+    run = Run.open(path)
+    if not isinstance(run.manifest, dict):
+        raise BenchboxError(f"unreadable run manifest {path / MANIFEST}: not a JSON object")
+    try:
+        columns = set(run.metrics.columns)
+    except (OSError, ValueError) as exc:
+        raise BenchboxError(f"unreadable metrics in run {path}: {exc}") from exc
+    if not set(METRIC_COLUMNS) <= columns:
+        raise BenchboxError(f"{path / 'metrics.csv'} lacks the columns {', '.join(sorted(set(METRIC_COLUMNS) - columns))}")
+    return run
+
+
+def _without_seeds(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_seeds(v) for k, v in value.items() if "seed" not in k.lower()}
+    return value
+
+
+def model_key(run: Run) -> str:
+    """What runs that are seeds of one model share: the encoder's identity without what a seed changes
+    (:func:`benchbox.storage.identity.seed_free`) and the evaluation options without seeds."""
+    record = run.record
+    return json.dumps({"encoder": seed_free(record.encoder.record), "options": _without_seeds(record.options)},
+                      sort_keys=True, default=str)
+
+
+def default_label(run: Run) -> str:
+    """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
+    encoder = run.record.encoder
+    name = encoder.name or run.run_id
+    return f"{name}@{encoder.fingerprint[:8]}" if encoder.fingerprint else f"{name}@{run.run_id}"
+
+
+def _unlabelled(run: Run, naming: str) -> str:
+    if naming == "fingerprint":
+        return default_label(run)
+    return run.record.encoder.name or run.run_id
+
+
+def run_source(run: Run, label: str | None = None, *, naming: str = "fingerprint", spec: str | None = None) -> Source:
+    """A run as a source, labelled ``label``, else by the label stored in it, else as ``naming`` says."""
+    record = run.record
+    return Source(
+        label=label or record.label or _unlabelled(run, naming),
+        metrics=run.metrics,
+        items=run.items,
+        run=run,
+        origin=spec if spec is not None else str(run.path.resolve()),
+        config_key=model_key(run),
+        fingerprint=record.encoder.fingerprint,
+        name=record.encoder.name or run.run_id,
+        protocols={task: entry.protocol for task, entry in record.tasks.items()},
+        recorded={task: entry.metadata for task, entry in record.tasks.items() if entry.metadata is not None},
+        checksums={task: entry.data_checksums for task, entry in record.tasks.items()},
+    )
+
+
+def paper_source(name: str, label: str | None = None) -> Source:
+    """A published comparator (``paper:merkx2019/<model>``): its numbers and citation, no per-item scores."""
+    result = comparators.paper_result(name)
+    return Source(label or result.name, result.metrics, citation=result.citation, origin=name)
+
+
+@dataclass
+class _OnDemand:
+    """A model argument to evaluate (or find evaluated) on demand."""
+
+    spec: str
+    encoder: Any
+    label: str | None
+
+
+def _unknown(spec: str, evaluate: bool) -> BenchboxError:
+    if not evaluate:
+        return BenchboxError(f"{spec} does not exist: pass run folders written by `benchbox eval` or `benchbox train`"
+                             " (or paper:merkx2019/<model>)")
+    return BenchboxError(f"{spec} does not exist: give a run folder, a trained-model folder, an encoder name "
+                         "(`benchbox list encoders`), module:attribute or paper:merkx2019/<model>")
+
+
+def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Callable[[str], None]) -> list[Source | _OnDemand]:
+    """What one argument names, opened or loaded now: sources, or one encoder to evaluate."""
+    if comparators.is_paper(spec):
+        return [paper_source(spec, label)]
+    path = Path(spec)
+    if (path / MANIFEST).is_file():
+        run = open_run(path)
+        if not evaluate or run.kind == "eval":
+            return [run_source(run, label, naming=naming)]
+    elif path.is_dir() and (children := _children(path)):
+        if label is not None:
+            raise BenchboxError(f"{spec}: a label names one run, and {path} is a folder of {len(children)} runs; "
+                                "label its runs one by one (LABEL=FOLDER/RUN)")
+        runs = [open_run(child) for child in children]
+        if evaluate:
+            for run in runs:
+                if run.kind != "eval":
+                    log(f"skipping {run.path}: a {run.kind} run, not an evaluation (name it on its own to evaluate it)")
+            runs = [run for run in runs if run.kind == "eval"]
+        return [run_source(run, naming=naming) for run in runs]
+    elif path.is_dir() and not evaluate:
+        raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
+    if not evaluate:
+        raise _unknown(spec, evaluate)
+    from benchbox.encoder_loading import load_encoder
+
+    try:
+        encoder = load_encoder(spec)
+    except BenchboxError as exc:
+        if path.exists():
+            raise
+        if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
+            raise _unknown(spec, evaluate) from exc
+        raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
+    return [_OnDemand(spec, encoder, label or model_folder_label(spec))]
+
+
+def resolve_sources(
+    specs: list[str | os.PathLike],
+    tasks: list[str] | None = None,
+    *,
+    evaluate: bool = True,
+    labels: list[str | None] | None = None,
+    naming: str = "fingerprint",
+    data_dir: str | os.PathLike | None = None,
+    runs_dir: str | os.PathLike = "runs",
+    options: Any = None,
+    cache: bool = True,
+    rerun: bool = False,
+    log: Callable[[str], None] = lambda message: None,
+) -> list[Source]:
+    """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
+    spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
+    sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
+    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. A run
+    named twice is one source. Repeated labels are made unique (:func:`_unique_labels`)."""
+    if naming not in NAMINGS:
+        raise ValueError(f"naming must be one of {NAMINGS}")
+    found: list[Source | _OnDemand] = []
+    for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
+        label, target = split_label(spec)
+        named = _model(target, given or label, evaluate, naming, log)
+        if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
+            for s in named:
+                if not _has_any(s, tasks):
+                    log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
+            named = [s for s in named if _has_any(s, tasks)]
+        found += named
+    found = _once(found, log)
+    for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
+        if isinstance(s, Source) and tasks and not _has_any(s, tasks):
+            raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
+                                f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
+    if any(isinstance(s, _OnDemand) for s in found):
+        found = _evaluate(found, tasks, data_dir=data_dir, runs_dir=runs_dir, options=options, cache=cache,
+                          rerun=rerun, log=log)
+    return _unique_labels(found, naming)
+
+
+def _has_any(source: Source, tasks: list[str]) -> bool:
+    return bool(set(tasks) & set(source.metrics["task"]))
+
+
+def _once(found: list[Source | _OnDemand], log: Callable[[str], None]) -> list[Source | _OnDemand]:
+    """Each run folder once, at its first place: a run named twice is one model (said in one line)."""
+    first: dict[Path, Source] = {}
+    for s in found:
+        if isinstance(s, Source) and s.path is not None:
+            if first.setdefault(s.path.resolve(), s) is not s:
+                log(f"{s.path} is named more than once: it counts once, as {first[s.path.resolve()].label}")
+    return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
+
+
+def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_dir, runs_dir, options, cache,
+              rerun, log) -> list[Source]:
+    """Each on-demand encoder as a run: reused (:func:`benchbox.reuse.find_reusable_run`) or evaluated now."""
+    from benchbox.data.root import DataRoot
+    from benchbox.evaluation import run_tasks
+    from benchbox.storage.outdir import check_writable
+    from benchbox.reuse import find_reusable_run
+    from benchbox.task import TaskOptions, resolve_tasks
+
+    pending = [s for s in found if isinstance(s, _OnDemand)]
+    names = tasks or sorted({t for s in found if isinstance(s, Source) for t in s.metrics["task"]})
+    if not names:
+        raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
+    options = options or TaskOptions()
+    data = DataRoot(data_dir)
+    task_objs = resolve_tasks(names)
+    for task in task_objs:  # missing data fails before any evaluation
+        data.require(task.required_files(options))
+    reused = {id(s): None if rerun else find_reusable_run(runs_dir, encoder=s.encoder, tasks=task_objs,
+                                                          options=options, data=data, log=log) for s in pending}
+    if any(run is None for run in reused.values()):
+        check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
+    out: list[Source] = []
+    for s in found:
+        if isinstance(s, Source):
+            out.append(s)
+            continue
+        run = reused[id(s)]
+        if run is not None:
+            log(f"reusing run {run.path} for {s.spec}")
+        else:
+            path = run_tasks(s.encoder, names, data_dir=data_dir, options=options, cache=cache, log=log,
+                             label=s.label).save(runs_dir)
+            log(f"run written to {path}")
+            run = Run.open(path)
+        out.append(run_source(run, s.label or default_label(run), spec=origin(s.spec)))
+    return out
+
+
+def _given_label(source: Source, naming: str) -> bool:
+    """Whether the source's label is one a user gave (``--name``, ``LABEL=``), not the name it gets without one."""
+    if source.run is None:
+        return source.label != source.origin
+    return source.label not in (_unlabelled(source.run, naming), default_label(source.run))
+
+
+def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
+    """Labels made unique. Unlabelled runs that share a name get ``/<run folder>`` (``naming="fingerprint"``) or
+    `` (<run-id>)`` appended; a user's label stays the only name: a training run beside evaluation runs of that
+    label (a trained model's evaluations inherit its label) is ``LABEL (training)``, and the runs of one kind
+    that still share it are ``LABEL #1``, ``LABEL #2``, ... in order (the runs table pairs them with run ids)."""
+    counts = Counter(s.label for s in sources)
+    for label in [label for label, n in counts.items() if n > 1]:
+        same = [s for s in sources if s.label == label]
+        if not _given_label(same[0], naming):
+            for s in same:
+                if naming == "fingerprint":
+                    s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
+                else:
+                    s.label = f"{s.label} ({s.run.run_id if s.run else ''})"
+            continue
+        trains = [s for s in same if s.run is not None and s.run.kind == "train"]
+        others = [s for s in same if not (s.run is not None and s.run.kind == "train")]
+        for group, name in (((trains, f"{label} (training)"), (others, label)) if trains and others
+                            else ((same, label),)):
+            for i, s in enumerate(group, 1):
+                s.label = f"{name} #{i}" if len(group) > 1 else name
+    return sources
+
+
+def seed_groups(sources: list[Source]) -> dict[str, list[Source]]:
+    """The runs of each model (identities equal but for the seed, :func:`model_key`) that has at least two
+    distinct fingerprints, by group name ``"<encoder> (<k> seeds)"``."""
+    groups: dict[str, list[Source]] = {}
+    for s in sources:
+        if s.config_key is not None:
+            groups.setdefault(s.config_key, []).append(s)
+    named: dict[str, list[Source]] = {}
+    for members in groups.values():
+        if len({m.fingerprint for m in members}) >= 2:
+            name = f"{members[0].name} ({len(members)} seeds)"
+            named[name if name not in named else f"{name} #{len(named) + 1}"] = members
+    return named
+
+
+def not_seeds(sources: list[Source]) -> list[str]:
+    """One line for each pair of runs of one encoder name that are not seeds of one model, naming the fields
+    of their identities that differ besides the seed (e.g. an ``-e`` option)."""
+    lines, seen = [], {}
+    for s in sources:
+        if s.config_key is None:
+            continue
+        earlier = seen.setdefault(s.name, [])
+        if earlier and all(other.config_key != s.config_key for other in earlier):
+            found = differences(json.loads(earlier[0].config_key), json.loads(s.config_key))
+            lines.append(f"{earlier[0].label} and {s.label} are not seeds of one model: "
+                         f"{describe_difference(found)} differ(s)")
+        earlier.append(s)
+    return lines

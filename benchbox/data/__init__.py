@@ -1,0 +1,1 @@
+"""Data access: the data root, datasets, word vectors, image features and published numbers."""

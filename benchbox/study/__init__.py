@@ -1,0 +1,1 @@
+"""Studies: many encoders × seeds × tasks as cells, on a local pool or Ray, then one comparison."""

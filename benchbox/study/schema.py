@@ -1,0 +1,338 @@
+"""The study file's schema (pydantic) and every check that can be made before a cell runs.
+
+A study that would fail after hours must fail in the first second instead: :func:`read_study_file` parses the
+TOML (a file that is not UTF-8 or not TOML is one line), validates it against :class:`StudyFile` (unknown keys
+with a "did you mean", wrong types, missing keys) and then checks what the schema cannot know alone: that the
+tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
+exist (the parameters of the encoder's class, read without building it), that the files named exist, and that
+``seeds`` can reach the encoder (its training's ``--seed``, or its declared :attr:`Encoder.seed_option`).
+Every error is a :class:`BenchboxError` of one line naming the file and the key.
+
+The study file reference in ``docs/study.md`` is generated from these models by :func:`reference_markdown`
+(``python -m benchbox.study.schema`` rewrites it; a test checks it is current).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
+
+from benchbox.errors import BenchboxError
+
+#: a scalar TOML value of a ``train`` or ``options`` table
+Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
+#: ``train`` keys that the study sets itself, and what to write instead
+RESERVED_TRAIN = {"seed": "list the seeds in the [[encoder]] table: seeds = [1, 2, 3]",
+                  "out": "the study puts each training run in its cell's folder",
+                  "data-dir": "set it once for the study: [study] data-dir = PATH",
+                  "resume": "a stopped study resumes by running it again",
+                  "quiet": "the cell's output goes to its log"}
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class StudyHead(_Table):
+    """The ``[study]`` table: what is evaluated and how the study runs."""
+
+    tasks: Annotated[list[StrictStr], Field(min_length=1, description='task or group names (`benchbox list tasks`), '
+                                            'e.g. `["semantic"]`')]
+    baseline: Annotated[StrictStr | None, Field(description="compare every other model with this one: the `name` "
+                                                "of an `[[encoder]]`, or a `run` folder's name (default: every pair)")] = None
+    jobs: Annotated[StrictInt | None, Field(ge=1, description="cells at once on the local pool (default: the CPU "
+                                            "count; `--jobs` overrides)")] = None
+    out: Annotated[StrictStr | None, Field(min_length=1, description="the study folder, relative to the study file "
+                                           "(default: the file's name beside it; `--out` overrides)")] = None
+    data_dir: Annotated[StrictStr | None, Field(alias="data-dir", min_length=1, description="the data root, relative "
+                                                "to the study file (default: `$BENCHBOX_DATA`)")] = None
+
+
+class EncoderEntry(_Table):
+    """One ``[[encoder]]`` table: a model, evaluated as it is or trained first, or an existing run."""
+
+    name: Annotated[StrictStr | None, Field(min_length=1, description="a registered encoder (`benchbox list "
+                                            "encoders`) or `module:attribute`")] = None
+    run: Annotated[StrictStr | None, Field(min_length=1, description="instead of `name`: an existing evaluation "
+                                           "run folder, relative to the study file")] = None
+    seeds: Annotated[list[StrictInt] | None, Field(min_length=1, description="one cell per seed, each different "
+                                                   "and ≥ 0; the seed goes to the training (`--seed`) or to the "
+                                                   "encoder's own seed option (`-e OPTION=SEED`)")] = None
+    train: Annotated[dict[str, Scalar] | None, Field(description="train first: the options of `benchbox train "
+                                                     "NAME` without `--`, e.g. `{ dataset = \"flickr8k\", epochs = 1 }`")] = None
+    options: Annotated[dict[str, Scalar], Field(description="the encoder's options (`-e KEY=VALUE` of `benchbox "
+                                                "eval`), e.g. `{ lowercase = false }`")] = {}
+
+
+class StudyFile(_Table):
+    """A whole study file: one ``[study]`` table and two or more ``[[encoder]]`` tables."""
+
+    study: Annotated[StudyHead, Field(description="the `[study]` table")]
+    encoder: Annotated[list[EncoderEntry], Field(min_length=1, description="the `[[encoder]]` tables, one per "
+                                                 "model (double brackets: each is one entry of a list)")]
+
+
+#: the models of the file, with the TOML header each is written under
+TABLES = {"study": ("[study]", StudyHead), "encoder": ("[[encoder]]", EncoderEntry)}
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def did_you_mean(key: str, known: list[str]) -> str:
+    """`` (did you mean X?)`` for the closest known key, else the list of the known ones."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known keys: {', '.join(known)})"
+
+
+def _where(loc: tuple[Any, ...]) -> tuple[str, type[BaseModel] | None]:
+    """A pydantic error location as the user wrote it (``[[encoder]] 2, train.epochs``) and the model it is in."""
+    if not loc:
+        return "the file", StudyFile
+    head, *rest = loc
+    if head not in TABLES:
+        return str(head), StudyFile
+    header, model = TABLES[head]
+    if head == "encoder" and rest and isinstance(rest[0], int):
+        header, rest = f"[[encoder]] {rest[0] + 1}", rest[1:]
+    key = ".".join(str(p) for p in rest)
+    return (f"{header} {key}" if key else header), model
+
+
+def _one_line(path: Path, error: dict[str, Any]) -> str:
+    """The first validation error, as one line naming the file and the key."""
+    loc = tuple(error["loc"])
+    where, model = _where(loc)
+    kind, value = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        parent, _ = _where(loc[:-1])
+        key = str(loc[-1])
+        hint = did_you_mean(key, _keys(model) if model else [])
+        if loc == ("encoders",):
+            hint += "; each model is an [[encoder]] table"
+        return f"{path}: unknown key {key!r} in {parent if len(loc) > 1 else 'the file'}{hint}"
+    if kind == "missing":
+        field = model.model_fields.get(str(loc[-1])) if model else None
+        if field is None and model is not None:
+            field = next((f for f in model.model_fields.values() if f.alias == loc[-1]), None)
+        what = f": {field.description}" if field is not None and field.description else ""
+        return f"{path}: {where} is missing{what}"
+    message = error["msg"][0].lower() + error["msg"][1:]
+    return f"{path}: {where} = {_shown(value)}: {message}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def read_study_file(path: Path) -> StudyFile:
+    """The study file parsed and validated against :class:`StudyFile`; any problem is one line."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise BenchboxError(f"cannot read the study file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BenchboxError(f"{path}: not UTF-8 text (byte {exc.start}): save the study file as UTF-8") from None
+    try:
+        spec = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchboxError(f"{path}: not valid TOML: {exc}") from None
+    if isinstance(spec.get("encoder"), dict):
+        raise BenchboxError(f"{path}: [encoder] is a single table: write each model as an [[encoder]] table "
+                            "(double brackets), one per model")
+    try:
+        return StudyFile.model_validate(spec)
+    except ValidationError as exc:
+        errors = exc.errors()  # an unknown key first: `[[encoders]]` is a typo before `[[encoder]]` is missing
+        raise BenchboxError(_one_line(path, min(errors, key=lambda e: e["type"] != "extra_forbidden"))) from None
+
+
+def beside(path: Path, value: str) -> Path:
+    """A path written in the study file ``path`` (``~`` expanded), relative to the file's folder."""
+    return path.parent / Path(value).expanduser()
+
+
+def check_meaning(path: Path, spec: StudyFile) -> list[str | None]:
+    """What the schema cannot check alone (module docstring): tasks, encoders and their options, files, seeds and
+    the baseline; raises a one-line :class:`BenchboxError` naming the file and the key. Returns, for each
+    ``[[encoder]]``, the encoder option its seeds go to (None: to its training, or it has no seeds)."""
+    from benchbox.registry import TASKS
+
+    for task in spec.study.tasks:
+        name = task.partition("=")[0].rpartition(":")[0] if "=" in task else task  # TASK:KEY=VALUE sets an option
+        try:
+            TASKS.resolve(name)
+        except BenchboxError as exc:
+            raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
+    if spec.study.data_dir is not None and not beside(path, spec.study.data_dir).is_dir():
+        raise BenchboxError(f"{path}: [study] data-dir = {spec.study.data_dir!r} is not an existing folder "
+                            f"(relative to {path.parent})")
+    models, seed_options = [], []
+    for i, entry in enumerate(spec.encoder, 1):
+        model, seed_option = _check_entry(path, f"[[encoder]] {i}", entry)
+        models.append(model)
+        seed_options.append(seed_option)
+    baseline = spec.study.baseline
+    if baseline is not None and baseline not in models:
+        close = difflib.get_close_matches(baseline, models, n=1)
+        raise BenchboxError(f"{path}: [study] baseline = {baseline!r} names none of the compared models "
+                            f"({', '.join(dict.fromkeys(models))})" + (f"; did you mean {close[0]!r}?" if close else ""))
+    return seed_options
+
+
+def _check_entry(path: Path, where: str, entry: EncoderEntry) -> tuple[str, str | None]:
+    """Check one ``[[encoder]]`` table; returns the name a baseline may use for it and the encoder option its
+    seeds go to (None: to its training, or no seeds)."""
+    from benchbox.storage.runs import MANIFEST
+
+    if (entry.name is None) == (entry.run is None):
+        raise BenchboxError(f"{path}: {where}: give either name (an encoder) or run (a run folder)")
+    if entry.run is not None:
+        extra = [k for k in ("seeds", "train") if getattr(entry, k) is not None] + (["options"] if entry.options else [])
+        if extra:
+            raise BenchboxError(f"{path}: {where}: {', '.join(extra)} do not apply to a run, which is used as it is")
+        run = beside(path, entry.run).resolve()
+        if not (run / MANIFEST).is_file():
+            raise BenchboxError(f"{path}: {where} run = {entry.run!r}: {run} is not a benchbox run (no {MANIFEST})")
+        return run.name, None
+    cls = _encoder_class(path, where, entry.name)
+    trained = entry.train is not None
+    for key in entry.train or {}:
+        if key in RESERVED_TRAIN:
+            raise BenchboxError(f"{path}: {where} train.{key}: set by the study; {RESERVED_TRAIN[key]}")
+    seed_option = getattr(cls, "seed_option", None)
+    if entry.seeds is not None:
+        _check_seeds(path, where, entry.seeds, trained, seed_option, entry.name)
+    names, any_keyword, paths = encoder_parameters(cls, trained)
+    for key, value in entry.options.items():
+        option = key.replace("-", "_")
+        if option not in names and not any_keyword:
+            known = sorted(names)
+            raise BenchboxError(f"{path}: {where} options.{key}: {entry.name} has no option {key!r}"
+                                f"{did_you_mean(option, known) if known else ' (it takes none)'}")
+        if entry.seeds is not None and option == seed_option:
+            raise BenchboxError(f"{path}: {where} options.{key}: the seed option is set by seeds; drop it here")
+        if option in paths and isinstance(value, str) and looks_like_path(value) \
+                and not Path(value).expanduser().exists():
+            raise BenchboxError(f"{path}: {where} options.{key} = {value!r}: no such file or folder")
+    return entry.name, (seed_option if entry.seeds is not None and not trained else None)
+
+
+def _check_seeds(path: Path, where: str, seeds: list[int], trained: bool, seed_option: str | None, name: str) -> None:
+    """Seeds must be different, ≥ 0, and reach the encoder: its training or its declared seed option."""
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        raise BenchboxError(f"{path}: {where} seeds: {', '.join(map(str, repeated))} given twice; each seed is one "
+                            "cell, list each once")
+    if any(s < 0 for s in seeds):
+        raise BenchboxError(f"{path}: {where} seeds: seeds are whole numbers ≥ 0, not {min(seeds)}")
+    if not trained and seed_option is None:
+        raise BenchboxError(f"{path}: {where} seeds: {name} has no seed option and is not trained here, so every "
+                            "seed would give the same run; drop seeds, or add a train table")
+
+
+def _encoder_class(path: Path, where: str, name: str) -> Any:
+    """The class (or object) an encoder name refers to, imported but not built."""
+    from benchbox.registry import ENCODERS, import_attribute
+
+    try:
+        if name in ENCODERS or ":" not in name:
+            return ENCODERS.get(name)
+        return import_attribute(name)
+    except BenchboxError as exc:
+        raise BenchboxError(f"{path}: {where} name: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a module:attribute that fails to import, in one line
+        raise BenchboxError(f"{path}: {where} name = {name!r}: cannot import it ({type(exc).__name__}: {exc})") from None
+
+
+def encoder_parameters(cls: Any, trained: bool) -> tuple[set[str], bool, set[str]]:
+    """The ``-e`` options an encoder class takes without building it: (names, whether it takes any keyword,
+    the names whose values are paths). A trained model is built by ``from_path(path, ...)`` (its first parameter
+    is the folder), a name by the class itself; an object or function (not a class) takes none."""
+    if not inspect.isclass(cls):
+        return set(), False, set()
+    target = getattr(cls, "from_path", None) if trained else cls
+    try:
+        parameters = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: let the cell's eval check the options
+        return set(), True, set()
+    if trained:
+        parameters = parameters[1:]
+    names, any_keyword, paths = set(), False, set()
+    for param in parameters:
+        if param.kind is param.VAR_KEYWORD:
+            any_keyword = True
+        elif param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.add(param.name)
+            if "PathLike" in str(param.annotation):
+                paths.add(param.name)
+    return names, any_keyword, paths
+
+
+def looks_like_path(value: str) -> bool:
+    """Whether an option's value is certainly a path (absolute, ``./``, ``../`` or ``~``), not a name."""
+    return value.startswith(("/", "./", "../", "~"))
+
+
+def reference_markdown() -> str:
+    """The study file reference (``docs/study.md``, between its markers), generated from the models."""
+    lines = []
+    for header, model in TABLES.values():
+        schema = model.model_json_schema(by_alias=True)
+        required = set(schema.get("required", ()))
+        lines += [f"### `{header}`", "", (model.__doc__ or "").strip().replace("``", "`"), "", "| key | type | required | meaning |",
+                  "|---|---|---|---|"]
+        for key, prop in schema["properties"].items():
+            lines.append(f"| `{key}` | {_type_name(prop)} | {'yes' if key in required else 'no'} | "
+                         f"{prop.get('description', '')} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+#: JSON schema types as TOML calls them
+TOML_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "null": ""}
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    """A JSON-schema property's type in words (``list of integer``, ``table of string or integer``)."""
+    if "anyOf" in prop:
+        return " or ".join(t for t in (_type_name(p) for p in prop["anyOf"]) if t)
+    if "$ref" in prop:
+        return "table"
+    kind = prop.get("type")
+    if kind == "array":
+        text = "list of " + _type_name(prop.get("items", {}))
+    elif kind == "object":
+        text = "table of " + _type_name(prop.get("additionalProperties", {}))
+    else:
+        text = TOML_TYPES.get(kind, "any")
+    bounds = [f"≥ {prop['minimum']}"] if "minimum" in prop else []
+    bounds += [f"at least {prop['minItems']}"] if prop.get("minItems", 0) > 1 else []
+    return text + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+#: the markers around the generated reference in docs/study.md
+BEGIN, END = "<!-- study-file-reference: begin (generated by python -m benchbox.study.schema) -->", \
+    "<!-- study-file-reference: end -->"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "study.md"
+
+
+def document_with_reference(text: str) -> str:
+    """``text`` (docs/study.md) with the generated reference between its markers replaced."""
+    head, begin, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not (begin and end):
+        raise BenchboxError(f"{DOC}: the markers of the generated reference are missing")
+    return f"{head}{BEGIN}\n{reference_markdown()}{END}{tail}"
+
+
+if __name__ == "__main__":
+    DOC.write_text(document_with_reference(DOC.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote the study file reference into {DOC}")
