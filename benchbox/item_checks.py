@@ -1,7 +1,7 @@
 """A task's per-item rows checked when the run is written (``eval``), not first read by ``compare``.
 
 ``compare`` pairs two runs' items on the task's ``item_keys``, requires them to agree on ``gold``, and tests each
-metric on the columns its paired test reads (:data:`benchbox.task.TESTS`). Items that break those assumptions
+metric on the columns its kind of paired test reads (:data:`benchbox.paired_tests.KINDS`). Items that break those assumptions
 used to be scored with exit 0 or to fail only at compare time: a subset with constant gold printed an undefined
 Pearson as ``—`` and was pooled into the aggregates, NaN gold surfaced as "different gold scores for the same
 items", a ``ranks`` test without ``direction`` as a ``KeyError``. :func:`check_items` refuses a task's items
@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.task import TESTS, MetricSpec, Task, TaskResult
+from benchbox.paired_tests import KINDS
+from benchbox.task import MetricSpec, Task, TaskResult
 
 #: the column of the gold score or label, which compare requires two runs to agree on
 GOLD = "gold"
@@ -36,11 +37,11 @@ def check_items(task: Task, result: TaskResult) -> None:
     module docstring."""
     if result.items.empty:
         return
-    tested = [spec for spec in task.metrics if spec.test is not None]
+    tested = [spec for spec in task.metrics if spec.kind is not None]
     needed = dict.fromkeys(task.item_keys, "an item key")
     for spec in tested:
-        for column in TESTS[spec.test].columns:
-            needed.setdefault(column, f"read by the {spec.test!r} test of metric {spec.name}")
+        for column in KINDS[spec.kind].columns:
+            needed.setdefault(column, f"read by the {spec.kind!r} test of metric {spec.name}")
     _present(task, result, needed)
     _unique(task, result)
     _finite_values(task, result, [*([GOLD] if GOLD in result.items.columns else []), *needed])
@@ -82,7 +83,7 @@ def _varying(task: Task, result: TaskResult, tested: list[MetricSpec]) -> None:
     """Within each subset, no column a metric's test needs to vary (:attr:`benchbox.task.PairedTest.varying`) is constant."""
     varying: dict[str, MetricSpec] = {}
     for spec in tested:
-        for column in TESTS[spec.test].varying:
+        for column in KINDS[spec.kind].varying:
             varying.setdefault(column, spec)
     items = result.items
     for subset, part in items.groupby("subset", sort=False) if "subset" in items.columns else [(None, items)]:
@@ -91,7 +92,7 @@ def _varying(task: Task, result: TaskResult, tested: list[MetricSpec]) -> None:
                 where = "its items" if subset is None else f"subset {subset}"
                 fix = "fix the data file" if column == GOLD else "check the encoder and the task's evaluate"
                 raise BenchboxError(f"task {task.name}, {where}{_files(result, part.iloc[0])}: all {len(part)} "
-                                    f"items have {column} {part[column].iloc[0]}, and the {spec.test!r} test of "
+                                    f"items have {column} {part[column].iloc[0]}, and the {spec.kind!r} test of "
                                     f"{spec.name} is undefined when {column} is constant: {fix}")
 
 

@@ -50,7 +50,7 @@ import pandas as pd
 
 from benchbox.errors import BenchboxError
 from benchbox.storage.runs import METRIC_COLUMNS, Run
-from benchbox.task import metric_unit
+from benchbox.task_metadata import task_metadata
 
 #: the columns of :func:`load_runs` before the ``option.*`` columns
 RUN_COLUMNS = ["run_id", "path", "label", "encoder", "fingerprint", "encoder_provider", "encoder_version", "task",
@@ -81,8 +81,8 @@ def _run_rows(run: Run) -> pd.DataFrame:
     frame["task_version"] = [entries[t].version if t in entries else None for t in frame["task"]]
     variants = {t: variant(t, entries[t].protocol) if t in entries else "" for t in set(frame["task"])}
     frame["variant"] = frame["task"].map(variants)
-    frame["unit"] = [metric_unit(t, m, entries[t].metadata if t in entries else None)
-                     for t, m in zip(frame["task"], frame["metric"])]
+    known = {t: task_metadata(t, entries[t].metadata if t in entries else None) for t in set(frame["task"])}
+    frame["unit"] = [known[t].spec(m).unit for t, m in zip(frame["task"], frame["metric"])]
     frame["created"] = record.created
     frame["benchbox_version"] = record.benchbox_version
     for prefix, values in ((OPTION_PREFIX, record.options), (ENCODER_OPTION_PREFIX, encoder.options)):

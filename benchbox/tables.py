@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from benchbox.comparison.compare import Comparison
     from benchbox.evaluation import Evaluation
+    from benchbox.task_metadata import KnownTasks
 
 VERDICT_STYLE = {"better": "green", "worse": "red"}
 VERDICT_SHORT = {"no significant difference": "n.s."}
@@ -61,11 +62,12 @@ def results_table(name: str, evaluation: Evaluation, wide: bool = False) -> Tabl
     for column in (("value", "95% CI low", "95% CI high", "n") if wide else ("value [95% CI]",)):
         _number_column(table, column)
     for r in evaluation.records:
+        spec = evaluation.tasks[r.task].metric(r.metric)
         if wide:
-            numbers = [fmt.number(r.value, r.metric), fmt.number(r.ci_low, r.metric), fmt.number(r.ci_high, r.metric),
+            numbers = [fmt.number(r.value, spec), fmt.number(r.ci_low, spec), fmt.number(r.ci_high, spec),
                        str(r.n) if r.n else fmt.MISSING]
         else:
-            numbers = [fmt.with_interval(r.value, r.ci_low, r.ci_high, r.metric)]
+            numbers = [fmt.with_interval(r.value, r.ci_low, r.ci_high, spec)]
         table.add_row(r.task, r.subset, r.metric, *numbers)
     return table
 
@@ -75,12 +77,12 @@ def _verdict(row: pd.Series) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(row["verdict"], ""))
 
 
-def pair_table(rows: pd.DataFrame, correction: str, wide: bool = False) -> Table:
+def pair_table(rows: pd.DataFrame, correction: str, tasks: KnownTasks, wide: bool = False) -> Table:
     """One pair's rows, verdict of A first: the row (``task/subset/metric`` in one column, which keeps the
     compact view within 80 columns), A − B with its 95% interval and the ``correction``-adjusted p; ``wide``:
     task, subset and metric apart, both values with their intervals, the test, the raw p and the other
     adjusted p. The compact view shows the summary rows (those the pair's summary line counts), ``wide`` every
-    tested row."""
+    tested row. Numbers as each metric's spec in ``tasks`` says."""
     a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
     others = 0
     if not wide and "unit" in rows:
@@ -103,11 +105,12 @@ def pair_table(rows: pd.DataFrame, correction: str, wide: bool = False) -> Table
     for column in numbers:
         (_text_column if column == "test" else _number_column)(table, column)
     for _, r in rows.iterrows():
-        diff = fmt.with_interval(r["diff"], r["diff_ci_low"], r["diff_ci_high"], r["metric"])
+        spec = tasks.spec(r["task"], r["metric"])
+        diff = fmt.with_interval(r["diff"], r["diff_ci_low"], r["diff_ci_high"], spec)
         p = {"holm": fmt.p_value(r["p_holm"]), "bh": fmt.p_value(r["p_bh"])}
         if wide:
-            cells = [fmt.with_interval(r["value_a"], r["ci_low_a"], r["ci_high_a"], r["metric"]),
-                     fmt.with_interval(r["value_b"], r["ci_low_b"], r["ci_high_b"], r["metric"]),
+            cells = [fmt.with_interval(r["value_a"], r["ci_low_a"], r["ci_high_a"], spec),
+                     fmt.with_interval(r["value_b"], r["ci_low_b"], r["ci_high_b"], spec),
                      diff, str(r["test"]), fmt.p_value(r["p"]), p[correction], p[other]]
         else:
             cells = [diff, p[correction]]
@@ -125,11 +128,11 @@ def seed_table(comparison: Comparison) -> Table:
     for column in ("seeds", "mean ± sd", "mean resampling 95% CI"):
         _number_column(table, column)
     for _, r in comparison.seeds.iterrows():
-        metric = r["metric"]
+        spec = comparison.tasks.spec(r["task"], r["metric"])
         interval = (fmt.MISSING if fmt.is_missing(r["ci_low_mean"]) else
-                    f"[{fmt.number(r['ci_low_mean'], metric)}, {fmt.number(r['ci_high_mean'], metric)}]")
-        table.add_row(r["model"], r["task"], str(r["subset"]), metric, str(r["n_seeds"]),
-                      f"{fmt.number(r['mean'], metric)} ± {fmt.number(r['sd'], metric)}", interval)
+                    f"[{fmt.number(r['ci_low_mean'], spec)}, {fmt.number(r['ci_high_mean'], spec)}]")
+        table.add_row(r["model"], r["task"], str(r["subset"]), r["metric"], str(r["n_seeds"]),
+                      f"{fmt.number(r['mean'], spec)} ± {fmt.number(r['sd'], spec)}", interval)
     return table
 
 

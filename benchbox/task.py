@@ -5,17 +5,13 @@ A task is a :class:`Task` subclass registered under the entry-point group ``benc
 so that adding a task touches only its module and its entry point:
 
 - ``metrics``: one :class:`MetricSpec` per metric name it reports — direction (``higher_is_better``), ``unit``
-  (``"r"``, ``"%"``, ``"rank"``, ``"mse"``, ``"value"``), display ``scale`` and ``test``, the paired test
-  ``benchbox compare`` runs on its per-item rows: ``"correlation"`` (items ``gold``, ``score``: Williams' t or
-  Steiger's Z per subset on ``pearson``/``spearman``; ``<method>_<mean|wmean|pooled>`` on subset ``all`` by a
-  paired bootstrap stratified by subset), ``"accuracy"`` (items ``correct``: McNemar's exact test),
-  ``"ranks"`` (items ``direction``, ``rank``: ``r<K>`` by McNemar on hit@K, ``medr``/``meanr`` by Wilcoxon),
-  ``"mean"`` (items ``metric``, ``value``: paired bootstrap of the mean of the items of that metric),
-  ``"bootstrap"`` (paired bootstrap of ``statistic(rows) -> float``, any per-item columns), or None (no test:
-  dev scores, rsum, F1). The columns each test reads are declared once, in :data:`TESTS`; ``eval`` refuses items
-  that lack them, repeat a key, hold non-finite gold, or are constant where a test needs them to vary
-  (:mod:`benchbox.item_checks`). ``summary=True`` marks the metric counted as one "task" in compare's summary
-  line.
+  (``"r"``, ``"%"``, ``"rank"``, ``"mse"``, ``"value"``), how a person sees it (``scale``, ``decimals``) and
+  ``kind``, the kind of paired test ``benchbox compare`` runs on its per-item rows (:mod:`benchbox.paired_tests`:
+  ``"correlation"``, ``"classification"``, ``"ranks"``, ``"mean"``, ``"bootstrap"`` with a
+  ``statistic(rows) -> float``), or None (not tested: dev scores, rsum, F1). Each kind declares the per-item
+  columns it reads; ``eval`` refuses items that lack them, repeat a key, hold non-finite gold, or are constant
+  where a test needs them to vary (:mod:`benchbox.item_checks`). ``summary=True`` marks the metric counted as
+  one "task" in compare's summary line; summary metrics whose kind has a common scale are pooled into claims.
 - ``main_score``, ``item_kind`` (what a per-item row is), ``item_keys`` (the columns that pair the items of two
   runs), ``version``, ``license``, ``citation`` (BibTeX), ``reference`` (short), ``group`` (the report section,
   e.g. ``"semantic similarity"``) and ``order`` (position in reports, then the name).
@@ -38,7 +34,7 @@ installed still compare. A minimal complete task (a runnable version is in ``tes
         group, order = "paraphrase", 900
         main_score = "auc"
         item_kind, item_keys = "pairs", ("subset", "item")
-        metrics = (MetricSpec("auc", test="bootstrap", unit="value", summary=True,
+        metrics = (MetricSpec("auc", kind="bootstrap", unit="value", summary=True,
                               statistic=lambda rows: roc_auc_score(rows["gold"], rows["score"])),)
         data_files = (DataFile("pairs.tsv", sha256="…", package_dir=Path(__file__).parent),)
         options = (TaskOption("threshold", float, 0.5, "decision threshold", low=0, high=1,
@@ -75,70 +71,67 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 
 
-@dataclass(frozen=True)
-class PairedTest:
-    """What a paired test reads of a task's per-item rows: ``eval`` checks a task's items carry them
-    (:mod:`benchbox.item_checks`), ``compare`` reads them. ``columns``: the columns the test reads;
-    ``varying``: those of them that must vary within a subset, because the test's statistic is undefined when
-    one is constant (a correlation with constant gold or constant scores)."""
-
-    columns: tuple[str, ...] = ()
-    varying: tuple[str, ...] = ()
-
-
-#: the paired tests compare can run on a metric (see the module docstring), with what each reads
-TESTS: dict[str, PairedTest] = {
-    "correlation": PairedTest(("gold", "score"), varying=("gold", "score")),
-    "accuracy": PairedTest(("correct",)),
-    "ranks": PairedTest(("direction", "rank")),
-    "mean": PairedTest(("metric", "value")),
-    "bootstrap": PairedTest(),
-}
 #: what a metric's number is: a correlation in [-1, 1], a percentage, a rank, a squared error, anything else
 UNITS = ("r", "%", "rank", "mse", "value")
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric a task reports and how it is read and tested (see the module docstring)."""
+    """One metric a task reports: how it is tested, read and shown (see the module docstring)."""
 
     name: str
-    #: the paired test on per-item rows: one of :data:`TESTS`, or None (not tested)
-    test: str | None = None
+    #: the kind of paired test on per-item rows (:data:`benchbox.paired_tests.KINDS`), or None (not tested)
+    kind: str | None = None
     higher_is_better: bool = True
     #: one of :data:`UNITS`
     unit: str = "value"
-    #: display scale (100 for correlations shown × 100)
+    #: how a person sees it: the value × ``scale`` (100: a correlation shown × 100) with ``decimals`` decimals
+    #: (None: four significant digits, :mod:`benchbox.formatting`); machine output keeps the value as recorded
     scale: float = 1.0
+    decimals: int | None = None
     #: counted as one task in compare's summary line (Merkx & Frank 2019 count Pearson per subset, R@10 per
-    #: retrieval direction, accuracy per classification subset)
+    #: retrieval direction, accuracy per classification subset); with a kind that has a common scale, pooled
+    #: into the claims
     summary: bool = False
-    #: ``test="bootstrap"``: the metric computed from per-item rows (one side's columns, unsuffixed)
+    #: ``kind="bootstrap"``: the metric computed from per-item rows (one side's columns, unsuffixed)
     statistic: Callable[[pd.DataFrame], float] | None = field(default=None, compare=False)
     description: str = ""
     #: True for a spec read back from a run manifest (its ``statistic`` cannot be recorded)
     _recorded: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.test is not None and self.test not in TESTS:
-            raise BenchboxError(f"metric {self.name!r}: unknown test {self.test!r}; use one of {', '.join(TESTS)} or None")
+        from benchbox.paired_tests import KINDS
+
+        if self.kind is not None and self.kind not in KINDS:
+            raise BenchboxError(f"metric {self.name!r}: unknown kind {self.kind!r}; use one of {', '.join(KINDS)} "
+                                "or None")
         if self.unit not in UNITS:
             raise BenchboxError(f"metric {self.name!r}: unknown unit {self.unit!r}; use one of {', '.join(UNITS)}")
-        if self.test == "bootstrap" and self.statistic is None and not self._recorded:
-            raise BenchboxError(f"metric {self.name!r}: test 'bootstrap' needs a statistic(rows) -> float")
+        if self.kind == "bootstrap" and self.statistic is None and not self._recorded:
+            raise BenchboxError(f"metric {self.name!r}: kind 'bootstrap' needs a statistic(rows) -> float")
 
     def plain(self) -> dict[str, Any]:
-        """The fields a run manifest records (all but ``statistic``)."""
-        return {"name": self.name, "test": self.test, "higher_is_better": self.higher_is_better,
-                "unit": self.unit, "scale": self.scale, "summary": self.summary}
+        """The fields a run manifest records (all but ``statistic`` and ``description``)."""
+        return {"name": self.name, "kind": self.kind, "higher_is_better": self.higher_is_better,
+                "unit": self.unit, "scale": self.scale, "decimals": self.decimals, "summary": self.summary}
 
     @classmethod
     def from_plain(cls, record: dict[str, Any]) -> MetricSpec:
-        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested."""
-        test = record.get("test")
-        return cls(str(record["name"]), test if test in TESTS else None, bool(record.get("higher_is_better", True)),
-                   record.get("unit") if record.get("unit") in UNITS else "value", float(record.get("scale", 1.0)),
+        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested.
+        Runs written before kinds and decimals were recorded name the kind ``test`` (``accuracy`` for
+        ``classification``) and get the decimals of their unit (one for correlations, percentages and ranks)."""
+        from benchbox.paired_tests import KINDS
+
+        kind = record.get("kind", RECORDED_TESTS.get(record.get("test"), record.get("test")))
+        unit = record.get("unit") if record.get("unit") in UNITS else "value"
+        decimals = record.get("decimals", 1 if unit in ("r", "%", "rank") else None)
+        return cls(str(record["name"]), kind if kind in KINDS else None, bool(record.get("higher_is_better", True)),
+                   unit, float(record.get("scale", 1.0)), decimals if isinstance(decimals, int) else None,
                    bool(record.get("summary", False)), _recorded=True)
+
+
+#: the kinds runs written before kinds existed recorded under another name (``test``)
+RECORDED_TESTS = {"accuracy": "classification"}
 
 
 @dataclass(frozen=True)
@@ -341,9 +334,10 @@ class Task(ABC):
                      if isinstance(f, str) or f.package_dir is None)
 
     @classmethod
-    def metric(cls, name: str) -> MetricSpec | None:
-        """The spec of metric ``name``, None if the task does not declare it."""
-        return next((m for m in cls.metrics if m.name == name), None)
+    def metric(cls, name: str) -> MetricSpec:
+        """The spec of metric ``name``; a metric the task does not declare gets the default spec (unit
+        ``value``, four significant digits, never tested)."""
+        return next((m for m in cls.metrics if m.name == name), None) or MetricSpec(name)
 
     @classmethod
     def recorded_metadata(cls) -> dict[str, Any]:
@@ -425,17 +419,6 @@ def task_class(name: str) -> type[Task] | None:
     if isinstance(target, type) and issubclass(target, Task):
         return target
     return type(target) if isinstance(target, Task) else None
-
-
-def metric_unit(task: str, metric: str, recorded: dict[str, Any] | None = None) -> str:
-    """The unit (one of :data:`UNITS`) ``metric`` of ``task`` is recorded in: as the installed task declares it,
-    else as a run recorded the task's metadata (``recorded``: :meth:`Task.recorded_metadata`), else ``value``."""
-    installed = task_class(task)
-    specs = [m.plain() for m in installed.metrics] if installed is not None else (recorded or {}).get("metrics")
-    for spec in specs if isinstance(specs, list) else []:
-        if isinstance(spec, dict) and spec.get("name") == metric and spec.get("unit") in UNITS:
-            return str(spec["unit"])
-    return "value"
 
 
 @dataclass(frozen=True)

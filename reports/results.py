@@ -2,9 +2,10 @@
 paper's Table 2 layout), transfer tasks, one table per other task group (a plugin's tasks get their own section),
 and every remaining metric, so that no number of a run is left out.
 
-Each task's section is its ``group`` and its rows' position its ``order`` (then its name), from the installed
-task's metadata (:class:`benchbox.task.Task`), else from what a run recorded of it, else group ``"other"`` at the
-end; subsets follow their order of first appearance, columns the order of the sources.
+Each task's section is its ``group`` and its rows' position its ``order`` (then its name), and each number is shown
+as its metric's spec says, from what is known of the task (:mod:`benchbox.task_metadata`: the installed task, else
+what a run recorded of it; else group ``"other"`` at the end); subsets follow their order of first appearance,
+columns the order of the sources.
 """
 
 from __future__ import annotations
@@ -15,14 +16,12 @@ import pandas as pd
 
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
-from benchbox.comparison.sources import Source
-from benchbox.task import task_class
+from benchbox.comparison.sources import Source, known_tasks
+from benchbox.task_metadata import OTHER
 
 #: the groups with a layout of their own (the paper's tables); any other group gets :func:`group_tables`
 SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE = "semantic similarity", "retrieval", "transfer", "structure"
 LAID_OUT = (SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE)
-#: where a task without metadata goes (the "Other metrics" table), and its position
-OTHER, LAST = "other", 1_000_000
 RETRIEVAL_HEADINGS = {"r1": "R@1", "r5": "R@5", "r10": "R@10", "medr": "medr"}
 RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
 #: (direction subset, heading) in the paper's Table 2 order: caption → image first
@@ -32,33 +31,20 @@ TRANSFER_METRICS = ("accuracy", "f1")
 STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis", "rho_vis_image_side")
 
 
-def task_layout(task: str, sources: list[Source]) -> tuple[str, int]:
-    """``(group, order)`` of ``task``: the installed task's, else the first run's that recorded them, else
-    (``"other"``, last)."""
-    installed = task_class(task)
-    if installed is not None:
-        return installed.group, installed.order
-    for source in sources:
-        entry = source.run.record.tasks.get(task) if source.run is not None else None
-        metadata = entry.metadata if entry is not None else None
-        if metadata is not None and isinstance(metadata.get("group"), str):
-            order = metadata.get("order")
-            return metadata["group"], int(order) if isinstance(order, (int, float)) else LAST
-    return OTHER, LAST
-
-
 def tidy(sources: list[Source]) -> pd.DataFrame:
-    """All metric records with ``label`` and ``group`` columns and sort keys (task, subset and source order)."""
+    """All metric records with ``label``, ``group`` and ``spec`` (the metric's
+    :class:`~benchbox.task.MetricSpec`: how it is shown) columns and sort keys (task, subset and source order)."""
     frames = [s.metrics.assign(label=s.label, reference=s.is_reference, source_rank=i)
               for i, s in enumerate(sources) if not s.metrics.empty]
     if not frames:
         return pd.DataFrame(columns=["task", "subset", "metric", "value", "ci_low", "ci_high", "n", "label",
-                                     "reference", "source_rank", "group", "task_rank", "subset_rank"])
+                                     "reference", "source_rank", "group", "spec", "task_rank", "subset_rank"])
     data = pd.concat(frames, ignore_index=True)
     data["subset"] = data["subset"].astype(str)
-    layout = {t: task_layout(t, sources) for t in data["task"].unique()}
-    data["group"] = data["task"].map({t: group for t, (group, _) in layout.items()})
-    tasks = sorted(layout, key=lambda t: (layout[t][1], t))
+    known = known_tasks(sources)
+    data["group"] = data["task"].map({task: metadata.group for task, metadata in known.items()})
+    data["spec"] = [known.spec(task, metric) for task, metric in zip(data["task"], data["metric"])]
+    tasks = sorted(known, key=lambda task: (known[task].order, task))
     data["task_rank"] = data["task"].map({t: i for i, t in enumerate(tasks)})
     first_seen = {key: i for i, key in enumerate(dict.fromkeys(zip(data["task"], data["subset"])))}
     data["subset_rank"] = [first_seen[key] for key in zip(data["task"], data["subset"])]
@@ -85,7 +71,7 @@ def semantic_table(data: pd.DataFrame) -> Table | None:
     if rows.empty:
         return None
     order, cells = _wide(rows, ["task", "subset"],
-                         lambda r: fmt.with_interval(r["value"], r["ci_low"], r["ci_high"], "pearson"))
+                         lambda r: fmt.with_interval(r["value"], r["ci_low"], r["ci_high"], r["spec"]))
     n_by_key = rows.drop_duplicates(["task", "subset"]).set_index(["task", "subset"])["n"]
     used = _labels(rows)
     body = [[task, subset, _count(n_by_key.get((task, subset)))] + [cells.get(((task, subset), l), fmt.MISSING) for l in used]
@@ -110,7 +96,7 @@ def aggregate_table(data: pd.DataFrame) -> Table | None:
         for label in _labels(part):
             mine = part[part["label"] == label].set_index("metric")
             body.append([task, label] + [
-                fmt.with_interval(*mine.loc[m, ["value", "ci_low", "ci_high"]], m) if m in mine.index else fmt.MISSING
+                fmt.with_interval(*mine.loc[m, ["value", "ci_low", "ci_high", "spec"]]) if m in mine.index else fmt.MISSING
                 for m in metrics
             ])
     return Table(caption="STS year aggregates × 100 with 95% intervals (mean: unweighted over subsets; wmean: "
@@ -134,8 +120,8 @@ def retrieval_tables(data: pd.DataFrame) -> list[Table]:
             row = [label]
             for direction, _ in DIRECTIONS:
                 for metric in RETRIEVAL_METRICS:
-                    row.append(_pm(mine, (direction, metric), metric))
-            row.append(_pm(mine, ("all", "rsum"), "rsum"))
+                    row.append(_pm(mine, (direction, metric)))
+            row.append(_pm(mine, ("all", "rsum")))
             body.append(row)
         n = _count(part.loc[part["subset"] == "i2t", "n"].max())
         tables.append(Table(caption=f"{task}: retrieval ({n} image queries), recall in %, ± half-width of the 95% interval",
@@ -143,11 +129,11 @@ def retrieval_tables(data: pd.DataFrame) -> list[Table]:
     return tables
 
 
-def _pm(frame: pd.DataFrame, key: tuple[str, str], metric: str) -> str:
+def _pm(frame: pd.DataFrame, key: tuple[str, str]) -> str:
     if key not in frame.index:
         return fmt.MISSING
     record = frame.loc[key]
-    return fmt.plus_minus(record["value"], record["ci_low"], record["ci_high"], metric)
+    return fmt.plus_minus(record["value"], record["ci_low"], record["ci_high"], record["spec"])
 
 
 def transfer_table(data: pd.DataFrame) -> Table | None:
@@ -166,7 +152,7 @@ def transfer_table(data: pd.DataFrame) -> Table | None:
     for label in _labels(rows):
         mine = rows[rows["label"] == label].set_index(["task", "subset", "metric"])
         body.append([label] + [
-            fmt.with_interval(*mine.loc[key, ["value", "ci_low", "ci_high"]], key[2]) if key in mine.index else fmt.MISSING
+            fmt.with_interval(*mine.loc[key, ["value", "ci_low", "ci_high", "spec"]]) if key in mine.index else fmt.MISSING
             for key in columns
         ])
     return Table(caption="Transfer tasks: accuracy in % (F1 for MRPC) with 95% intervals",
@@ -220,7 +206,7 @@ def group_tables(data: pd.DataFrame) -> list[tuple[str, Table]]:
 def _metric_table(rows: pd.DataFrame, caption: str) -> Table:
     """A row per task × subset × metric, a column per model."""
     order, cells = _wide(rows, ["task", "subset", "metric"],
-                         lambda r: fmt.with_interval(r["value"], r["ci_low"], r["ci_high"], r["metric"]))
+                         lambda r: fmt.with_interval(r["value"], r["ci_low"], r["ci_high"], r["spec"]))
     used = _labels(rows)
     body = [[*key] + [cells.get((key, l), fmt.MISSING) for l in used] for key in order]
     return Table(caption=caption, header=["Task", "Subset", "Metric", *used], rows=body,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import pandas as pd
@@ -18,18 +18,20 @@ from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Paragraph, Table
 from benchbox.comparison.sources import Source
+from benchbox.task_metadata import KnownTasks
 
 #: how a correction is named in the report
 CORRECTION_NAME = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 
 
 class ComparisonLike(Protocol):
-    """What the report needs of a comparison (``benchbox.comparison.compare.Comparison``): its table, correction and the
-    family it corrects over."""
+    """What the report needs of a comparison (``benchbox.comparison.compare.Comparison``): its table, correction, the
+    family it corrects over and what is known of its tasks (how their metrics are shown)."""
 
     table: pd.DataFrame
     correction: str
     family: str
+    tasks: KnownTasks
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,10 @@ class Pairwise:
     claim_seeds: pd.DataFrame | None = None
     #: why a pair has no claim on a kind of row (published numbers), one sentence each
     claim_notes: tuple[str, ...] = ()
-    #: how correlation rows treated pairs that share a sentence (``benchbox.comparison.compare.ITEM_DEPENDENCE``)
+    #: how correlation rows treated pairs that share a sentence (``benchbox.paired_tests.ITEM_DEPENDENCE``)
     item_dependence: str = "sentence-groups"
+    #: what is known of the tasks compared (``benchbox.task_metadata``)
+    tasks: KnownTasks = field(default_factory=KnownTasks)
 
 
 def _between_published(frame: pd.DataFrame | None, published: set[str]) -> pd.Series | bool:
@@ -73,13 +77,14 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
     pairs = [(x, y) for x, y in itertools.combinations(sources, 2) if not {x.label, y.label} <= published]
     together = bool(pairs) and all(tasks[id(x)] & tasks[id(y)] for x, y in pairs)
     groups = [sources] if together else [[x, y] for x, y in pairs if tasks[id(x)] & tasks[id(y)]]
-    tables, claims, claim_rows, claim_seeds, notes = [], [], [], [], []
+    tables, claims, claim_rows, claim_seeds, notes, known = [], [], [], [], [], KnownTasks()
     correction, dependence, family = "holm", "sentence-groups", "pair"
     between = tuple(f"{x} vs {y}:" for x in published for y in published)
     for group in groups:
         log("comparing " + ", ".join(s.label for s in group))
         result = compare_sources(group, seeds=seeds) if together else compare_sources(group, family="pair")
         correction, dependence, family = result.correction, result.item_dependence, result.family
+        known.update({task: metadata for task, metadata in result.tasks.items() if task not in known})
         tables.append(result.table[~_between_published(result.table, published)])
         for frame, found in ((result.claims, claims), (result.claim_rows, claim_rows), (result.claim_seeds, claim_seeds)):
             if frame is not None and not frame.empty:
@@ -90,7 +95,7 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
         raise BenchboxError("--compare needs two evaluation runs, or a run and a reference, with a task in common")
     joined = [pd.concat(f, ignore_index=True) if f else None for f in (claims, claim_rows, claim_seeds)]
     return Pairwise(pd.concat(tables, ignore_index=True), correction, family, *joined, tuple(notes),
-                    item_dependence=dependence)
+                    item_dependence=dependence, tasks=known)
 
 
 #: columns of the comparison table (``benchbox.comparison.compare.COLUMNS``) the report does without
@@ -107,7 +112,7 @@ def _check_columns(table: pd.DataFrame) -> None:
 
 def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.DataFrame | None) -> str:
     """The pair's claim in one sentence, from the comparison's verdicts (and its pooled claims, if any)."""
-    from benchbox.comparison.claims import KIND_NOUN
+    from benchbox.paired_tests import KINDS
     from benchbox.comparison.compare import VERDICTS
 
     units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
@@ -120,7 +125,7 @@ def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.Da
     if claims is not None and not claims.empty:
         mine = claims[(claims["model_a"] == a) & (claims["model_b"] == b)]
         for claim in mine.itertuples(index=False):
-            text += (f"; pooled over {claim.rows} {KIND_NOUN.get(claim.kind, claim.kind)} rows: {claim.verdict} "
+            text += (f"; pooled over {claim.rows} {KINDS[claim.kind].noun} rows: {claim.verdict} "
                      f"(p = {fmt.p_value(claim.p_claim_adjusted)})")
     return text + "."
 
@@ -128,7 +133,7 @@ def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.Da
 def significance_blocks(comparison: ComparisonLike) -> list[Block]:
     """Per pair: the headline and a compact table of its tasks (verdict first, A − B with its 95% interval, the
     corrected p), in the order of the comparison."""
-    table = comparison.table
+    table, tasks = comparison.table, comparison.tasks
     _check_columns(table)
     correction = comparison.correction
     name = CORRECTION_NAME.get(correction, correction)
@@ -150,7 +155,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
                     f"{name}-corrected p",
             header=[f"{a} is", "Task", "Subset", "Metric", "A − B", f"p ({name})"],
             rows=[[_verdict(r.verdict, r.approximate), str(r.task), str(r.subset), str(r.metric),
-                   fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
+                   fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, tasks.spec(r.task, r.metric)),
                    fmt.p_value(getattr(r, p_column))] for r in units.itertuples(index=False)],
             numeric=[False] * 4 + [True] * 2, row_headers=0,
         ))
@@ -159,7 +164,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
 
 def _dependence_note(comparison: ComparisonLike) -> str:
     """How the correlation rows treated pairs that share a sentence, when the comparison says."""
-    from benchbox.comparison.compare import JACKKNIFE
+    from benchbox.paired_tests import JACKKNIFE
 
     dependence = getattr(comparison, "item_dependence", None)
     if dependence == "independent":
@@ -179,7 +184,7 @@ def _verdict(verdict: str, approximate: bool) -> str:
 def appendix_blocks(comparison: ComparisonLike) -> list[Block]:
     """Every test of the comparison, a table per pair (the pair in the caption, so that no column repeats the
     model labels): one row per task × subset × metric."""
-    table = comparison.table
+    table, tasks = comparison.table, comparison.tasks
     _check_columns(table)
     name = CORRECTION_NAME.get(comparison.correction, comparison.correction)
     blocks: list[Block] = []
@@ -188,9 +193,9 @@ def appendix_blocks(comparison: ComparisonLike) -> list[Block]:
         for r in pair.itertuples(index=False):
             test = f"{r.test} (approximate)" if bool(r.approximate) else str(r.test)
             rows.append([str(r.verdict), str(r.task), str(r.subset), str(r.metric),
-                         fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, r.metric),
-                         fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, r.metric),
-                         fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, r.metric),
+                         fmt.with_interval(r.value_a, r.ci_low_a, r.ci_high_a, tasks.spec(r.task, r.metric)),
+                         fmt.with_interval(r.value_b, r.ci_low_b, r.ci_high_b, tasks.spec(r.task, r.metric)),
+                         fmt.with_interval(r.diff, r.diff_ci_low, r.diff_ci_high, tasks.spec(r.task, r.metric)),
                          test, fmt.p_value(r.p), fmt.p_value(r.p_holm), fmt.p_value(r.p_bh)])
         blocks.append(Table(
             caption=f"A = {a}, B = {b}: every test with 95% intervals; the verdict (of A) uses the {name}-corrected p",

@@ -35,7 +35,7 @@ def structure_table(rows: pd.DataFrame) -> Table:
         for label in part.sort_values("source_rank", kind="stable")["label"].unique():
             mine = part[part["label"] == label].set_index("metric")
             body.append([task, label] + [
-                fmt.with_interval(*mine.loc[m, ["value", "ci_low", "ci_high"]], m) if m in mine.index else fmt.MISSING
+                fmt.with_interval(*mine.loc[m, ["value", "ci_low", "ci_high", "spec"]]) if m in mine.index else fmt.MISSING
                 for m in metrics])
     return Table(caption="Structure of the caption space (Bordes et al. 2019, Table 2): mean cosine within an "
                          "image's captions and between images' captions, their difference, and ρ_vis (Pearson of "

@@ -104,10 +104,10 @@ def bootstrap_by_image(
 
 #: R@K by McNemar on hit@K (R@10 per direction is a summary unit), medr/meanr by Wilcoxon; rsum: not tested
 RETRIEVAL_METRICS = (
-    *(MetricSpec(m, "ranks", unit="%", summary=m == "r10", description=f"recall at {m[1:]} in %") for m in RECALLS),
-    MetricSpec("medr", "ranks", higher_is_better=False, unit="rank", description="median rank of the target"),
-    MetricSpec("meanr", "ranks", higher_is_better=False, unit="rank", description="mean rank of the target"),
-    MetricSpec("rsum", None, unit="value", description="sum of the six recalls"),
+    *(MetricSpec(m, "ranks", unit="%", decimals=1, summary=m == "r10", description=f"recall at {m[1:]} in %") for m in RECALLS),
+    MetricSpec("medr", "ranks", higher_is_better=False, unit="rank", decimals=1, description="median rank of the target"),
+    MetricSpec("meanr", "ranks", higher_is_better=False, unit="rank", decimals=1, description="mean rank of the target"),
+    MetricSpec("rsum", None, unit="value", decimals=1, description="sum of the six recalls"),
 )
 FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", legacy="features",
                       protocol_key="features")

@@ -51,12 +51,12 @@ from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
 TEXT_VARIANTS = ("senteval", "raw")
 #: Pearson and Spearman per subset (Williams/Steiger; Pearson per subset is a summary unit)
 CORRELATIONS = (
-    MetricSpec("pearson", "correlation", unit="r", scale=100, summary=True, description="Pearson r vs gold"),
-    MetricSpec("spearman", "correlation", unit="r", scale=100, description="Spearman rho vs gold"),
+    MetricSpec("pearson", "correlation", unit="r", scale=100, decimals=1, summary=True, description="Pearson r vs gold"),
+    MetricSpec("spearman", "correlation", unit="r", scale=100, decimals=1, description="Spearman rho vs gold"),
 )
 #: the per-year aggregates on subset ``all`` (paired bootstrap stratified by subset)
 YEAR_AGGREGATES = tuple(
-    MetricSpec(f"{method}_{aggregate}", "correlation", unit="r", scale=100,
+    MetricSpec(f"{method}_{aggregate}", "correlation", unit="r", scale=100, decimals=1,
                description=f"{method} {aggregate} over the year's subsets")
     for method in ("pearson", "spearman") for aggregate in ("mean", "wmean", "pooled")
 )

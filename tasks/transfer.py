@@ -177,9 +177,9 @@ def file_order_items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> p
                          "correct": (g == p).astype(np.int64)})
 
 
-ACCURACY = MetricSpec("accuracy", "accuracy", unit="%", summary=True,
+ACCURACY = MetricSpec("accuracy", "classification", unit="%", decimals=1, summary=True,
                       description="test accuracy in % (dev accuracy: not tested, no per-item predictions)")
-F1 = MetricSpec("f1", None, unit="%", description="F1 of the positive class in %")
+F1 = MetricSpec("f1", None, unit="%", decimals=1, description="F1 of the positive class in %")
 KFOLD = TaskOption("kfold", int, 10, "k of SentEval's k-fold cross-validation / L2 search", low=2, legacy="kfold",
                    protocol_key="kfold")
 

@@ -15,7 +15,8 @@ from statsmodels.stats.meta_analysis import combine_effects
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.comparison.compare import claims_csv_path, compare
+from benchbox.comparison.compare import compare
+from benchbox.comparison.output import claims_csv_path
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues
 from tests.test_compare import make_run

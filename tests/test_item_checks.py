@@ -14,7 +14,8 @@ import pytest
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.results import load_runs
-from benchbox.task import TESTS, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.paired_tests import KINDS
+from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.senteval_data import read_sick
 from tests.helpers import LetterCounts
 from tests.test_hostile_inputs import SHARED_DATA, STS12
@@ -121,15 +122,15 @@ def test_a_repeated_item_key_is_refused_naming_the_item(tmp_path):
 
 def test_constant_predictions_are_refused_but_a_constant_accuracy_is_not(tmp_path):
     assert "all 6 items have score 0.5" in refusal(plugin(pairs(score=0.5)), tmp_path)
-    accuracy = (MetricSpec("accuracy", "accuracy", unit="%", summary=True),)
+    accuracy = (MetricSpec("accuracy", "classification", unit="%", summary=True),)
     run_tasks(LetterCounts(), [plugin(pairs(correct=1), accuracy)], data_dir=tmp_path, cache=False)
 
 
 def test_compare_reads_the_columns_the_test_kinds_declare():
     import benchbox.comparison.compare as compare
 
-    assert not hasattr(compare, "TEST_COLUMNS") and compare.TESTS is TESTS
-    assert TESTS["ranks"].columns == ("direction", "rank")
+    assert not hasattr(compare, "TEST_COLUMNS") and compare.KINDS is KINDS
+    assert KINDS["ranks"].columns == ("direction", "rank")
 
 
 def test_load_runs_shows_the_task_version(tmp_path):

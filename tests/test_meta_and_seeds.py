@@ -11,7 +11,8 @@ from scipy import stats as st
 from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
-from benchbox.stats.pooling import pool_effects, row_cluster, sentence_clusters
+from benchbox.paired_tests import KINDS
+from benchbox.stats.pooling import pool_effects, sentence_clusters
 from benchbox.stats.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
 
@@ -105,11 +106,11 @@ def test_pooling_refuses_bad_input():
 
 
 def test_rows_sharing_items_share_a_cluster():
-    assert row_cluster("retrieval", "i2t", "ranks") == row_cluster("retrieval", "t2i", "ranks")
+    assert KINDS["ranks"].cluster("retrieval", "i2t") == KINDS["ranks"].cluster("retrieval", "t2i")
     texts = {("sts14", "images"): ["a dog runs", "a cat"], ("sts14", "deft-forum"): ["why?"],
              ("sts12", "MSRpar"): ["stocks fell", "x"]}
     base = sentence_clusters(texts)
-    assert base == {key: row_cluster(*key, "correlation") for key in texts}  # no shared sentence: own subsets
+    assert base == {key: KINDS["correlation"].cluster(*key) for key in texts}  # no shared sentence: own subsets
     with_stsb = sentence_clusters({**texts, ("stsb", "test"): ["A dog  runs", "Stocks fell"]})
     # STS-B test reuses a sentence of images and one of MSRpar: one cluster, named by its first row
     assert with_stsb[("sts14", "images")] == with_stsb[("sts12", "MSRpar")] == with_stsb[("stsb", "test")] == \

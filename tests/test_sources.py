@@ -74,12 +74,13 @@ def test_report_mode_refuses_an_encoder_name(evaluated):
 
 def test_every_record_names_its_unit_as_the_task_declares_it(evaluated):
     from benchbox import load_runs
-    from benchbox.task import metric_unit
+    from benchbox.task_metadata import task_metadata
 
     runs, _, _, _ = evaluated
     table = load_runs(runs)
     units = dict(zip(table["metric"], table["unit"]))
     assert units["pearson"] == units["spearman"] == "r"
-    assert metric_unit("mr", "accuracy") == "%" and metric_unit("retrieval", "medr") == "rank"
+    assert task_metadata("mr").spec("accuracy").unit == "%" and task_metadata("retrieval").spec("medr").unit == "rank"
     recorded = {"metrics": [{"name": "auc", "unit": "value"}, {"name": "hit", "unit": "%"}]}
-    assert metric_unit("not-installed", "hit", recorded) == "%" and metric_unit("not-installed", "x") == "value"
+    assert task_metadata("not-installed", recorded).spec("hit").unit == "%"
+    assert task_metadata("not-installed").spec("x").unit == "value"

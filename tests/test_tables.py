@@ -15,7 +15,8 @@ from rich.console import Console
 
 from benchbox import formatting as fmt
 from benchbox.tables import pair_table, print_table, results_table
-from benchbox.task import MetricRecord
+from benchbox.task import MetricRecord, MetricSpec, task_class
+from benchbox.task_metadata import KnownTasks
 
 #: the longest names benchbox's own tasks produce, in one table
 RECORDS = [
@@ -45,8 +46,18 @@ def _render(table, width: int, wide: bool = False) -> list[str]:
     return console.file.getvalue().splitlines()
 
 
+#: how the tasks of RECORDS are known: as installed
+TASKS = KnownTasks()
+
+
 def _evaluation():
-    return SimpleNamespace(encoder={"fingerprint": "f" * 20}, records=RECORDS)
+    return SimpleNamespace(encoder={"fingerprint": "f" * 20}, records=RECORDS,
+                           tasks={r.task: task_class(r.task) for r in RECORDS})
+
+
+def spec(task: str, metric: str) -> MetricSpec:
+    """The spec the installed task declares for ``metric`` (the default spec for an undeclared one)."""
+    return TASKS.spec(task, metric)
 
 
 @pytest.mark.parametrize("width", [80, 140])
@@ -56,7 +67,7 @@ def test_compact_eval_table_fits_with_full_names_and_scaled_numbers(width):
     for r in RECORDS:
         row = next(line for line in lines if f" {r.subset} " in line and f" {r.metric} " in line)
         assert row.split()[0] == r.task
-        assert fmt.with_interval(r.value, r.ci_low, r.ci_high, r.metric) in row
+        assert fmt.with_interval(r.value, r.ci_low, r.ci_high, spec(r.task, r.metric)) in row
     assert "43.0 [30.9, 53.8]" in "\n".join(lines)  # correlations × 100, one decimal
     assert "70.5 [68.3, 72.6]" in "\n".join(lines)  # recall already in %, as stored
     assert any("× 100" in line for line in lines[-3:])
@@ -64,7 +75,7 @@ def test_compact_eval_table_fits_with_full_names_and_scaled_numbers(width):
 
 @pytest.mark.parametrize("width", [80, 140])
 def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
-    lines = _render(pair_table(_comparison_rows(), "holm"), width)
+    lines = _render(pair_table(_comparison_rows(), "holm", TASKS), width)
     assert max(map(len, lines)) <= width
     assert lines[0].strip() == "A = GloVe  vs  B = charGRU"
     assert lines[1].split() == ["A", "is", "task/subset/metric", "A", "−", "B", "p", "holm"]
@@ -72,7 +83,7 @@ def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
     for r, row, p in zip(RECORDS, body, ("0.021", "0.042", "0.063", "0.084", "0.105")):
         cells = row.split()
         assert cells[0] in ("n.s.", "worse") and f"{r.task}/{r.subset}/{r.metric}" in cells
-        expected = "-10.1 [-17.2, -3.0]" if fmt.scale(r.metric) == 100 else "-0.1 [-0.2, 0.0]"  # r10: % as stored; never -0.0
+        expected = "-10.1 [-17.2, -3.0]" if spec(r.task, r.metric).scale == 100 else "-0.1 [-0.2, 0.0]"  # r10: % as stored; never -0.0
         assert expected in row and row.endswith(p)
     assert body[0].startswith("n.s. ≈") and body[1].startswith("worse ")
     assert "steiger" not in "\n".join(lines)  # the test and raw p are in the wide view only
@@ -81,7 +92,7 @@ def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
 
 
 def test_wide_compare_table_has_every_column_at_its_natural_width():
-    lines = _render(pair_table(_comparison_rows(), "bh", wide=True), 80, wide=True)
+    lines = _render(pair_table(_comparison_rows(), "bh", TASKS, wide=True), 80, wide=True)
     header = lines[1].split()
     assert header == ["A", "is", "task", "subset", "metric", "A", "B", "A", "−", "B", "test", "p", "p", "bh", "p", "holm"]
     assert max(map(len, lines)) > 80  # wider than the terminal rather than squeezed
@@ -135,12 +146,24 @@ def test_compare_cli_wide_prints_every_column_wider_than_piped_output():
 
 def test_a_value_and_its_interval_share_one_precision_and_zero_has_no_sign():
     """Issue #27: MSE rows mixed precisions (`0.0945 [0.02371, 0.1754]`) and `-0.0` was printed."""
-    assert fmt.with_interval(0.0945, 0.02371, 0.1754, "mse") == "0.0945 [0.0237, 0.1754]"
-    assert fmt.with_interval(-0.0004, -0.0021, 0.0012, "pearson") == "0.0 [-0.2, 0.1]"
-    assert fmt.number(-0.04, "r10") == "0.0" and fmt.number(-0.06, "r10") == "-0.1"
-    assert fmt.number(12345.6, "e_intra") == "12346" and fmt.number(0.123456, "auc") == "0.1235"
-    assert fmt.plus_minus(0.2751, 0.2471, 0.3031, "pearson") == "27.5 ± 2.8"
-    assert fmt.plus_minus(1.5, 1.25, 1.7, "mse") == "1.500 +0.200/−0.250"
+    mse, pearson, r10 = spec("stsb", "mse"), spec("sts12", "pearson"), spec("retrieval", "r10")
+    assert fmt.with_interval(0.0945, 0.02371, 0.1754, mse) == "0.0945 [0.0237, 0.1754]"
+    assert fmt.with_interval(-0.0004, -0.0021, 0.0012, pearson) == "0.0 [-0.2, 0.1]"
+    assert fmt.number(-0.04, r10) == "0.0" and fmt.number(-0.06, r10) == "-0.1"
+    assert fmt.number(12345.6, spec("structure-flickr8k", "e_intra")) == "12346"
+    assert fmt.number(0.123456, MetricSpec("auc")) == "0.1235"
+    assert fmt.plus_minus(0.2751, 0.2471, 0.3031, pearson) == "27.5 ± 2.8"
+    assert fmt.plus_minus(1.5, 1.25, 1.7, mse) == "1.500 +0.200/−0.250"
+
+
+def test_a_metric_is_shown_as_its_spec_declares_whatever_its_name_or_magnitude():
+    """Issue #28: display was chosen by metric name (``pearson*`` × 100, a list of one-decimal names) and compare
+    and claims guessed percent vs fraction from ``value > 1``. The spec decides: a plugin's correlation named
+    ``kendall`` shows × 100, a ``pearson`` declared on its raw scale does not, an accuracy of 0.5 % stays 0.5."""
+    kendall = MetricSpec("kendall", "correlation", unit="r", scale=100, decimals=1)
+    raw = MetricSpec("pearson", unit="r")
+    assert fmt.number(0.4321, kendall) == "43.2" and fmt.number(0.4321, raw) == "0.4321"
+    assert fmt.number(0.5, spec("mr", "accuracy")) == "0.5"
 
 
 def test_compact_compare_table_shows_the_rows_its_summary_counts():
@@ -148,9 +171,9 @@ def test_compact_compare_table_shows_the_rows_its_summary_counts():
     26 tasks" (it counted summary rows only). The compact table now shows those rows, and says how many more
     the wide view has."""
     rows = _comparison_rows().assign(unit=[True, True, False, True, False])
-    lines = _render(pair_table(rows, "holm"), 140)
+    lines = _render(pair_table(rows, "holm", TASKS), 140)
     shown = [line for line in lines if line.split() and line.split()[0] in ("n.s.", "worse", "better")]
     assert len(shown) == 3
     assert "2 more tested rows with --wide or --csv" in " ".join(" ".join(lines).split())
-    assert len([line for line in _render(pair_table(rows, "holm", wide=True), 80, wide=True)
+    assert len([line for line in _render(pair_table(rows, "holm", TASKS, wide=True), 80, wide=True)
                 if line.split() and line.split()[0] in ("n.s.", "worse", "better")]) == 5

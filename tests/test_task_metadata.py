@@ -53,7 +53,7 @@ def make_task(folder: Path, sha256: str) -> type[Task]:
         main_score = "auc"
         item_kind = "sentence pair: gold label, cosine score, correct at the threshold"
         metrics = (MetricSpec("auc", "bootstrap", unit="value", statistic=auc, description="ROC AUC"),
-                   MetricSpec("accuracy", "accuracy", unit="%", summary=True))
+                   MetricSpec("accuracy", "classification", unit="%", summary=True))
         options = (TaskOption("threshold", float, 0.5, "cosine above which a pair is a paraphrase", low=-1, high=1,
                               protocol_key="threshold"),)
         data_files = (DataFile("pairs.tsv", sha256=sha256, package_dir=folder),)
@@ -118,8 +118,8 @@ def test_eval_records_the_option_and_the_metadata(task, tmp_path):
     assert record["protocol"]["threshold"] == 0.8
     assert run.manifest["options"]["task_options"] == {NAME: {"threshold": 0.8}}
     assert record["metadata"]["group"] == "paraphrase detection"
-    assert record["metadata"]["metrics"][0] == {"name": "auc", "test": "bootstrap", "higher_is_better": True,
-                                                "unit": "value", "scale": 1.0, "summary": False}
+    assert record["metadata"]["metrics"][0] == {"name": "auc", "kind": "bootstrap", "higher_is_better": True,
+                                                "unit": "value", "scale": 1.0, "decimals": None, "summary": False}
     items = run.items(NAME)
     accuracy = run.metrics.set_index("metric").loc["accuracy", "value"]
     assert accuracy == pytest.approx(100 * np.mean((items["score"] > 0.8) == (items["gold"] == 1)))
@@ -204,7 +204,7 @@ def test_report_gives_the_task_its_own_section(task, tmp_path):
 
 
 def test_specs_are_validated():
-    with pytest.raises(BenchboxError, match="unknown test 'ttest'"):
+    with pytest.raises(BenchboxError, match="unknown kind 'ttest'"):
         MetricSpec("x", "ttest")
     with pytest.raises(BenchboxError, match="needs a statistic"):
         MetricSpec("x", "bootstrap")
@@ -232,7 +232,8 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
     assert isinstance(bad.exception, BenchboxError) and "--task-option takes TASK:KEY=VALUE" in str(bad.exception)
     described = runner.invoke(app, ["describe", NAME])
     assert described.exit_code == 0, described.output
-    for text in ("auc: value, higher is better, test bootstrap", "accuracy: %, higher is better, test accuracy, summary unit",
+    for text in ("auc: value, higher is better, paired test: bootstrap",
+                 "accuracy: %, higher is better, paired test: classification, summary unit",
                  "threshold: number; default 0.5; range [-1, 1]", "pairs.tsv (in ", "license: CC0-1.0",
                  "@misc{paraphrase-test"):
         assert text in described.output
@@ -242,18 +243,21 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
 
 
 def test_runs_without_metadata_of_uninstalled_tasks_keep_the_old_conventions():
-    from benchbox.comparison.compare import legacy_tests
+    from benchbox.task_metadata import conventions
 
     def frame(*columns):
         return pd.DataFrame([[0] * len(columns)], columns=list(columns))
 
+    def legacy_tests(items):
+        return conventions("uninstalled", pd.DataFrame() if items is None else items)
+
     ranks = legacy_tests(frame("subset", "direction", "query", "rank"))
     assert ranks.item_keys == ("subset", "direction", "query")
-    assert {m: (s.test, s.higher_is_better, s.summary) for m, s in ranks.metrics.items()} == {
+    assert {m: (s.kind, s.higher_is_better, s.summary) for m, s in ranks.metrics.items()} == {
         "r1": ("ranks", True, False), "r5": ("ranks", True, False), "r10": ("ranks", True, True),
         "medr": ("ranks", False, False), "meanr": ("ranks", False, False)}
     pairs = legacy_tests(frame("subset", "item", "gold", "score", "correct"))
-    assert pairs.metrics["pearson"].summary and pairs.metrics["pearson_wmean"].test == "correlation"
+    assert pairs.metrics["pearson"].summary and pairs.metrics["pearson_wmean"].kind == "correlation"
     assert pairs.metrics["mse"].statistic(pd.DataFrame({"gold": [1.0, 2.0], "score": [2.0, 2.0]})) == 0.5
     assert "accuracy" not in pairs.metrics  # gold + score took precedence over correct, as before
     assert legacy_tests(frame("subset", "item", "correct")).metrics["accuracy"].summary

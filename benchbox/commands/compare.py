@@ -54,6 +54,7 @@ def compare_command(
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
     a verdict; then one summary line per pair."""
+    from benchbox.comparison import output
     from benchbox.comparison.compare import compare
 
     set_quiet(quiet)
@@ -77,7 +78,7 @@ def compare_command(
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
-        print_table(out, pair_table(rows, comparison.correction, wide), wide)
+        print_table(out, pair_table(rows, comparison.correction, comparison.tasks, wide), wide)
     if not comparison.seeds.empty:
         print_table(out, seed_table(comparison), wide)
     if comparison.table["approximate"].any():
@@ -86,11 +87,11 @@ def compare_command(
     for line in comparison.summary_lines():
         out.print(line, highlight=False, soft_wrap=True)
     if csv:
-        comparison.to_csv(csv)
+        output.write_csv(comparison, csv)
         if not to_stdout(csv):
             log(f"comparison table written to {csv}")
     if json_path:
-        comparison.to_json(json_path)
+        output.write_json(comparison, json_path)
         if not to_stdout(json_path):
             log(f"comparison written to {json_path}")
 

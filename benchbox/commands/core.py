@@ -23,7 +23,7 @@ from benchbox.storage.outdir import check_output_file, check_writable
 from benchbox.options import AT_LEAST_0, AT_LEAST_1, THREADS
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
-from benchbox.task import TaskGroup, TaskOptions, metric_unit, resolve_tasks
+from benchbox.task import TaskGroup, TaskOptions, resolve_tasks
 from benchbox.threads import set_threads
 
 
@@ -244,7 +244,8 @@ def records_json(name: str, evaluation: Evaluation) -> dict[str, object]:
     and the protocol options, each record with the unit its task declares (docs/schema.md, "Records JSON")."""
     return {"schema_version": SCHEMA_VERSION, "label": name, "encoder": evaluation.encoder["name"],
             "fingerprint": evaluation.encoder["fingerprint"], "options": evaluation.options,
-            "records": [{**r.to_dict(), "unit": metric_unit(r.task, r.metric)} for r in evaluation.records]}
+            "records": [{**r.to_dict(), "unit": evaluation.tasks[r.task].metric(r.metric).unit}
+                        for r in evaluation.records]}
 
 
 def register(app: typer.Typer) -> None:

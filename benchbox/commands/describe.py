@@ -29,7 +29,7 @@ def describe_lines(name: str) -> list[str]:
     lines.append("  metrics:")
     for m in task.metrics:
         direction = "higher is better" if m.higher_is_better else "lower is better"
-        test = f"test {m.test}" if m.test else "not tested"
+        test = f"paired test: {m.kind}" if m.kind else "not tested"
         lines.append(f"    {m.name}: {m.unit}, {direction}, {test}{', summary unit' if m.summary else ''}"
                      f"{'; ' + m.description if m.description else ''}")
     lines.append("  options (-t TASK:KEY=VALUE):" if task.options else "  options: none")

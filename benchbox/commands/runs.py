@@ -91,6 +91,7 @@ def leaderboard_command(
     cell the task's declared main score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100
     as the reports do; CSV and JSON hold the values as recorded."""
     from benchbox import formatting
+    from benchbox.task_metadata import task_metadata
     from benchbox.results import STANDARD, leaderboard, load_runs
 
     _start(quiet, csv, json_path)
@@ -110,7 +111,8 @@ def leaderboard_command(
                                "rows": frame_records(board)})
     if not csv and not json_path:
         keys = ["label", "fingerprint", "protocol", *(["run_id"] if all_runs else [])]
-        rows = [[*(r[k] for k in keys), *(formatting.number(r[t], metrics[t]) for t in tasks)]
+        specs = {t: task_metadata(t).spec(metrics[t]) for t in tasks}
+        rows = [[*(r[k] for k in keys), *(formatting.number(r[t], specs[t]) for t in tasks)]
                 for r in board.to_dict(orient="records")]
         headers = [*keys, *(f"{t} ({metrics[t]})" for t in tasks)]
         out.print(markdown_table(headers, rows), highlight=False, soft_wrap=True)

@@ -1,19 +1,21 @@
 """Claim-level comparison: "model A vs model B on these rows", one test of the claim instead of a vote count.
 
 A *model* is a run, an encoder, a published comparator, or the runs of one configuration that differ only in
-their seeds (:func:`benchbox.comparison.sources.seed_groups`). For every two models and every kind of summary row
-(correlation rows: Pearson per subset; classification rows: accuracy; retrieval rows: R@10 per direction) with
-at least two rows on at least two item sets, a claim gets:
+their seeds (:func:`benchbox.comparison.sources.seed_groups`). For every two models and every summary metric whose
+kind of paired test has a common scale (:mod:`benchbox.paired_tests`: correlation rows, Pearson per subset;
+classification rows, accuracy; retrieval rows, R@10 per direction; a plugin's summary metric on its own scale)
+with at least two rows on at least two item sets, a claim gets:
 
-- the pooled effect: random-effects meta-analysis of the per-row differences on the common scale (Fisher-z
-  difference; difference of paired proportions) with the rows' sampling variances, τ² by DerSimonian–Laird or
+- the pooled effect: random-effects meta-analysis of the per-row differences on the kind's common scale
+  (Fisher-z difference; difference of paired proportions) with the rows' sampling variances, τ² by DerSimonian–Laird or
   Paule–Mandel, I², and the cluster-robust interval when rows share items (:mod:`benchbox.stats.pooling`). With seeds
   the per-row effect is the mean over the run pairs and its variance the mean of theirs (the items are the
   same for every seed, so item sampling does not shrink with more seeds);
 - with seeds on either side, the seed-aware test and Almost Stochastic Order of the per-seed scores
   (:mod:`benchbox.stats.seeds`, weighted with the pooled analysis' random-effects weights);
 - the claim's p = max(pooled p, seed-aware p) (an intersection–union test: both must reject, Berger 1982),
-  adjusted over all claims of the comparison with the comparison's correction; the verdict at 5%;
+  adjusted over all claims of the comparison with the comparison's correction; the verdict at 5%, "better"
+  for a positive pooled difference of a metric where higher is better, for a negative one where lower is;
 - the per-row vote count after the comparison's correction: a row counts as better (worse) when every run
   pair of the two models is significantly better (worse) on it.
 """
@@ -27,17 +29,16 @@ import numpy as np
 import pandas as pd
 
 from benchbox import stats
+from benchbox.comparison.sources import seed_groups
+from benchbox.paired_tests import KINDS, PairedKind
 from benchbox.stats import seeds
 from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
-from benchbox.comparison.sources import seed_groups
 
 if TYPE_CHECKING:
     from benchbox.comparison.sources import Source
+    from benchbox.task_metadata import KnownTasks
 
 ALPHA = 0.05
-#: kind of summary row → (metric, name of the common scale)
-KINDS = {"correlation": ("pearson", "Δz"), "classification": ("accuracy", "Δacc"), "ranks": ("r10", "ΔR@10")}
-KIND_NOUN = {"correlation": "correlation", "classification": "classification", "ranks": "retrieval"}
 #: how the pooled p and interval were obtained (:attr:`benchbox.stats.pooling.PooledEffect.variance`), as a headline says it
 INFERENCE = {
     "model": "model-based variance",
@@ -51,13 +52,6 @@ CLAIM_COLUMNS = [
     "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
     "better", "worse", "tests", "correction", "family",
 ]
-
-
-def _common_scale(kind: str, value: float) -> float:
-    """A run's row score on the pooling scale: Fisher z of r, or the proportion (percentages divided)."""
-    if kind == "correlation":
-        return float(np.arctanh(np.clip(value, -1 + 1e-12, 1 - 1e-12)))
-    return value / 100.0 if value > 1.0 else value
 
 
 def _models(sources: list[Source], declared: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -88,8 +82,8 @@ ROW_COLUMNS = ["model_a", "model_b", "kind", "task", "subset", "effect", "var", 
 SEED_SCORE_COLUMNS = ["model_a", "model_b", "kind", "model", "run", "score"]
 
 
-def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], *, pooling: str,
-           seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
+def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, runs_a: list[str], runs_b: list[str], *,
+           higher_is_better: bool, pooling: str, seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
@@ -100,7 +94,7 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
         return None
     per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
                                                  diff=("diff", "mean"), cluster=("cluster", "first"))
-    clusters = per_row["cluster"].astype(str).tolist()  # shared sentences, from the items (benchbox.comparison.compare)
+    clusters = per_row["cluster"].astype(str).tolist()  # shared items, from the comparison (benchbox.comparison.pairing)
     if len(set(clusters)) < 2:
         return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over
     pooled = pool_effects(per_row["effect"], per_row["var"], method=pooling, clusters=clusters)
@@ -117,12 +111,14 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
         weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()
         for side, runs, column in (("a", runs_a, "value_a"), ("b", runs_b, "value_b")):
             per_run = rows.groupby(["model_a" if side == "a" else "model_b", *keys], sort=False)[column].first()
-            matrix = np.array([[_common_scale(kind, per_run.loc[(run, *key)]) for key in per_row.index]
-                               for run in runs])
+            matrix = np.array([[kind.on_scale(per_run.loc[(run, *key)], known.spec(key[0], key[2]))
+                                for key in per_row.index] for run in runs])
             scores[side] = seeds.per_seed_scores(matrix, weights)
         test = seeds.seed_test(scores["a"], scores["b"])
+        sign = 1 if higher_is_better else -1  # almost stochastic order of the better scores
         record.update(seed_diff=test.diff, seed_ci_low=test.ci_low, seed_ci_high=test.ci_high, seed_t=test.t,
-                      seed_df=test.df, p_seed=test.p, aso_epsilon=seeds.aso(scores["a"], scores["b"], seed=seed))
+                      seed_df=test.df, p_seed=test.p,
+                      aso_epsilon=seeds.aso(sign * scores["a"], sign * scores["b"], seed=seed))
         p_claim = max(p_claim, test.p)
     record["p_claim"] = p_claim
     detail = per_row.reset_index()[["task", "subset", "effect", "var"]].assign(cluster=clusters)
@@ -131,59 +127,79 @@ def _claim(rows: pd.DataFrame, kind: str, runs_a: list[str], runs_b: list[str], 
     return record, detail, per_seed
 
 
-def claims(table: pd.DataFrame, sources: list[Source], *, correction: str = "holm", family: str = "all",
-           pooling: str = "dl", seed: int = 1111,
-           declared: dict[str, list[str]] | None = None,
+def _pooled_metrics(table: pd.DataFrame, known: KnownTasks) -> list[tuple[PairedKind, str, bool]]:
+    """The (kind, metric, higher is better) of the summary rows that pool into claims: every summary metric whose
+    kind has a common scale, in the order of :data:`benchbox.paired_tests.KINDS`, then of first appearance."""
+    found: dict[tuple[str, str], bool] = {}
+    for task, metric in dict.fromkeys(zip(table["task"], table["metric"])):
+        spec = known.spec(task, metric)
+        if spec.kind is not None and KINDS[spec.kind].scale(metric) is not None:
+            found.setdefault((spec.kind, metric), spec.higher_is_better)
+    return [(KINDS[kind], metric, found[(kind, metric)])
+            for kind in KINDS for k, metric in found if k == kind]
+
+
+def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, correction: str = "holm",
+           family: str = "all", pooling: str = "dl", seed: int = 1111, declared: dict[str, list[str]] | None = None,
            ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
-    """From a comparison table (:func:`benchbox.comparison.compare.compare`): one row per claim (``CLAIM_COLUMNS``), the
-    per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot), the per-seed scores of the models
-    with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``) and one note per pair and kind of row
-    that has summary rows but no claim because they are approximate (:func:`_no_claim_note`)."""
+    """From a comparison table (:func:`benchbox.comparison.compare.compare`) and what is known of its tasks: one
+    row per claim (``CLAIM_COLUMNS``), the per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot),
+    the per-seed scores of the models with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``) and
+    one note per pair and kind of row that has summary rows but no claim because they are approximate
+    (:func:`_no_claim_note`)."""
     models = _models(sources, declared or {})
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
     total_tests = int(table["p"].notna().sum())
     table = table[table["unit"].astype(bool)]
+    kinds = pd.Series([known.spec(task, metric).kind for task, metric in zip(table["task"], table["metric"])],
+                      index=table.index, dtype=object)
+    pooled = _pooled_metrics(table, known)
     tested = pd.Series(list(zip(table["model_a"].map(owner), table["model_b"].map(owner))), index=table.index)
-    records, details, per_seed, notes = [], [], [], []
+    records, details, per_seed, notes, higher = [], [], [], [], []
     for a, b in dict.fromkeys(p for p in tested if p[0] != p[1]):
-        both = _oriented(table, models[a], models[b])
-        for kind, (metric, scale) in KINDS.items():
-            found = _claim(both[both["metric"] == metric], kind, models[a], models[b], pooling=pooling, seed=seed)
+        both = _oriented(table.assign(kind=kinds), models[a], models[b])
+        for kind, metric, higher_is_better in pooled:
+            rows = both[(both["kind"] == kind.name) & (both["metric"] == metric)]
+            if rows.empty:
+                continue
+            found = _claim(rows, kind, known, models[a], models[b], higher_is_better=higher_is_better,
+                           pooling=pooling, seed=seed)
             if found is None:
-                note = _no_claim_note(a, b, kind, both[both["metric"] == metric])
+                note = _no_claim_note(a, b, kind, rows)
                 if note:
                     notes.append(note)
-            else:
-                record, detail, scores = found
-                details.append(detail.assign(model_a=a, model_b=b, kind=kind))
-                per_seed.append(scores.assign(model_a=a, model_b=b, kind=kind,
-                                              model=scores["model"].map({"a": a, "b": b})))
-                pair = (both["model_a"].iloc[0], both["model_b"].iloc[0])
-                family_tests = total_tests if family == "all" else int(
-                    tests_per_pair.get(pair, tests_per_pair.get(pair[::-1], 0)))
-                record.update(model_a=a, model_b=b, kind=kind, scale=scale, correction=correction, family=family,
-                              tests=family_tests)
-                records.append(record)
+                continue
+            record, detail, scores = found
+            details.append(detail.assign(model_a=a, model_b=b, kind=kind.name))
+            per_seed.append(scores.assign(model_a=a, model_b=b, kind=kind.name,
+                                          model=scores["model"].map({"a": a, "b": b})))
+            pair = (both["model_a"].iloc[0], both["model_b"].iloc[0])
+            family_tests = total_tests if family == "all" else int(
+                tests_per_pair.get(pair, tests_per_pair.get(pair[::-1], 0)))
+            record.update(model_a=a, model_b=b, kind=kind.name, scale=kind.scale(metric), correction=correction,
+                          family=family, tests=family_tests)
+            records.append(record)
+            higher.append(higher_is_better)
     frame = pd.DataFrame(records, columns=CLAIM_COLUMNS)
     if not frame.empty:
         frame["p_claim_adjusted"] = stats.adjust_pvalues(frame["p_claim"], correction)
         significant = frame["p_claim_adjusted"] < ALPHA
-        frame["verdict"] = np.where(significant, np.where(frame["estimate"] > 0, "better", "worse"),
-                                    "no significant difference")
+        a_better = np.where(higher, frame["estimate"] > 0, frame["estimate"] < 0)
+        frame["verdict"] = np.where(significant, np.where(a_better, "better", "worse"), "no significant difference")
     rows = pd.concat(details, ignore_index=True)[ROW_COLUMNS] if details else pd.DataFrame(columns=ROW_COLUMNS)
     seeds_frame = pd.concat(per_seed, ignore_index=True)[SEED_SCORE_COLUMNS] if per_seed else \
         pd.DataFrame(columns=SEED_SCORE_COLUMNS)
     return frame, rows, seeds_frame, notes
 
 
-def _no_claim_note(a: str, b: str, kind: str, rows: pd.DataFrame) -> str | None:
+def _no_claim_note(a: str, b: str, kind: PairedKind, rows: pd.DataFrame) -> str | None:
     """Why the summary rows of one kind between A and B gave no claim, when some are approximate (a published
     comparator: no per-item scores, so no effect on the common scale and no variance to pool); else None."""
     approximate = int(rows["approximate"].astype(bool).sum()) if "approximate" in rows else 0
     if not approximate:
         return None
-    return (f"{a} vs {b}: no claim on the {KIND_NOUN[kind]} rows: published numbers have no per-item scores, so "
+    return (f"{a} vs {b}: no claim on the {kind.noun} rows: published numbers have no per-item scores, so "
             f"the paired rows' covariance is unknown (only approximate worst-case row tests, {approximate} "
             f"row{'s' if approximate != 1 else ''})")
 
@@ -209,9 +225,10 @@ def headline(claim: pd.Series) -> str:
 
     ASO's "dominant" is said only beside a significant claim; otherwise ε is given as a description."""
     a, b = claim["model_a"], claim["model_b"]
-    natural = f" (mean Δr = {_signed(claim['mean_diff'])})" if claim["kind"] == "correlation" else ""
+    kind = KINDS[claim["kind"]]
+    natural = f" (mean {kind.natural} = {_signed(claim['mean_diff'])})" if kind.natural else ""
     variance = f", {INFERENCE[claim['variance']]}".format(clusters=claim["clusters"], df=claim["df"])
-    parts = [f"{a} vs {b} on {claim['rows']} {KIND_NOUN[claim['kind']]} rows: pooled {claim['scale']} = "
+    parts = [f"{a} vs {b} on {claim['rows']} {kind.noun} rows: pooled {claim['scale']} = "
              f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}]{natural}, "
              f"I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} ({claim['pooling'].upper()}{variance})"]
     if isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"]):

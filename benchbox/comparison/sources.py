@@ -31,6 +31,7 @@ from benchbox.errors import BenchboxError
 from benchbox.storage.identity import describe_difference, differences, seed_free
 from benchbox.labels import model_folder_label, split_label
 from benchbox.storage.runs import MANIFEST, METRIC_COLUMNS, Run
+from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
 
 NAMINGS = ("fingerprint", "name")
 
@@ -388,3 +389,22 @@ def not_seeds(sources: list[Source]) -> list[str]:
                          f"{describe_difference(found)} differ(s)")
         earlier.append(s)
     return lines
+
+
+def known_tasks(sources: list[Source]) -> KnownTasks:
+    """What is known of every task the sources hold (:func:`benchbox.task_metadata.task_metadata`): the installed
+    task, else what the first run that recorded it recorded, else the conventions of a run's per-item rows
+    (items that match none: nothing is known)."""
+    known = KnownTasks()
+    for task in dict.fromkeys(t for s in sources for t in s.metrics["task"]):
+        recorded = next((s.recorded[task] for s in sources if task in s.recorded), None)
+        holders = [s for s in sources if s.run is not None and task in set(s.metrics["task"])]
+
+        def items(holders: list[Source] = holders, task: str = task) -> pd.DataFrame | None:
+            return next((found for s in holders if (found := s.items(task)) is not None and not found.empty), None)
+
+        try:
+            known[task] = task_metadata(task, recorded, items)
+        except BenchboxError:
+            known[task] = TaskMetadata(task)
+    return known

@@ -7,7 +7,8 @@ Paule & Mandel (1982, ``"pm"``), through ``statsmodels.stats.meta_analysis.combi
 R metafor), truncated at τ² = 0 as metafor does (statsmodels returns DerSimonian–Laird's negative values). I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 
-Rows that share items are dependent. Rows carry a cluster label (:func:`row_cluster`): rows whose items share
+Rows that share items are dependent. Rows carry a cluster label (the item set of their paired-test kind,
+:meth:`benchbox.paired_tests.PairedKind.cluster`): rows whose items share
 a sentence form one cluster (:func:`sentence_clusters`, computed from the items by ``benchbox compare``: e.g.
 STS-B test with the STS12–16 subsets it reuses sentences of, the OnWN subsets of STS12–14), and the retrieval
 directions of one task form one. When some cluster holds more than one row, inference on the random-effects weighted mean (weights
@@ -62,13 +63,6 @@ SIGN_FLIP_ENUMERATE = 16
 #: ... beyond, it uses this many, the identity and seeded random ones (:func:`sign_patterns`).
 SIGN_FLIP_DRAWS = 65_536
 SIGN_FLIP_SEED = 2017
-
-
-def row_cluster(task: str, subset: str, kind: str) -> str:
-    """The item set a summary row is computed on, before shared sentences are looked at: the retrieval
-    directions of one task share images and captions (one label); any other row is its own subset. Rows of
-    different subsets whose items share a sentence are merged by :func:`sentence_clusters`."""
-    return task if kind == "ranks" else f"{task}/{subset}"
 
 
 def sentence_clusters(texts: Mapping[tuple[str, str], Iterable[Any]]) -> dict[tuple[str, str], str]:

@@ -439,6 +439,7 @@ def cell_labels(cells: list[Cell]) -> list[str]:
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:
     """One comparison of the finished cells' runs (labelled as the report labels them), written as
     ``comparison.json``/``.csv`` and rendered as it is in ``report.md``: the two always agree."""
+    from benchbox.comparison import output
     from benchbox.comparison.compare import compare_sources
     from benchbox.reports import write_report
     from benchbox.comparison.sources import resolve_sources
@@ -457,8 +458,8 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     sources = resolve_sources(specs, evaluate=False, naming="name", log=log)
     tasks = [task.name for task in resolve_tasks(study.tasks)]
     comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
-    comparison.to_json(study.out / "comparison.json")
-    comparison.to_csv(study.out / "comparison.csv")
+    output.write_json(comparison, study.out / "comparison.json")
+    output.write_csv(comparison, study.out / "comparison.csv")
     report = write_report(specs, study.out / "report.md", log=log, comparison=comparison)
     return {"comparison": str(study.out / "comparison.json"), "csv": str(study.out / "comparison.csv"),
             "report": str(report), "headlines": "\n".join(comparison.headlines())}

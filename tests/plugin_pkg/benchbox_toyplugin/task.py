@@ -68,7 +68,7 @@ class ToyParaphrase(Task):
     license = "CC0-1.0"
     citation = ("@misc{benchbox_toyplugin, title = {Toy paraphrase pairs written for the benchbox test suite}, "
                 "year = {2026}}")
-    metrics = (MetricSpec("auc", test="bootstrap", unit="value", summary=True,
+    metrics = (MetricSpec("auc", kind="bootstrap", unit="value", summary=True,
                           statistic=lambda rows: auc(rows["gold"].to_numpy(), rows["score"].to_numpy())),)
     options = (TaskOption("pairs", int, 0, "evaluate the first N pairs of the file (0: all 200)", low=0,
                           protocol_key="pairs"),)
