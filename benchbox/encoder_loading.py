@@ -7,9 +7,9 @@ In this order (the first that applies wins):
 2. a registry name, plain (``glove-bow``) or qualified by its providing distribution
    (``benchbox-toyplugin:tfidf``), see :mod:`benchbox.registry`;
 3. an existing trained-model folder (a training run or checkpoint folder whose manifest names its encoder);
-4. ``module:attribute`` (``my_models.encoders:MyEncoder``, the module importable from ``sys.path``): a
-   **class** is instantiated with the keyword arguments (``-e KEY=VALUE`` on the command line); an **object**
-   with ``encode`` is used as it is; any other **callable** is the encode function itself
+4. ``module:attribute`` (``my_models.encoders:MyEncoder``, the module importable from ``sys.path`` or the current
+   folder): a **class** is instantiated with the keyword arguments (``-e KEY=VALUE`` on the command line); an
+   **object** with ``encode`` is used as it is; any other **callable** is the encode function itself
    (``fn(list[str]) -> array``). A factory function is therefore not called: expose what it returns as a
    module attribute instead.
 
@@ -86,7 +86,7 @@ def _no_options(obj: Any, kwargs: dict[str, Any], spec: str | None = None) -> No
 def _import(reference: str) -> Any:
     module_name, _, attribute = reference.partition(":")
     try:
-        return import_attribute(reference)
+        return import_attribute(reference, current_folder=True)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise BenchboxError(f"{reference!r} is not a registered encoder (`benchbox list encoders`), and no module "

@@ -36,9 +36,8 @@ from benchbox.task import (
     Task,
     TaskOptions,
     TaskResult,
-    check_task_options,
     locate_file,
-    option_values,
+    resolve_options,
     resolve_tasks,
 )
 
@@ -56,8 +55,10 @@ class Evaluation:
     label: str | None = None
     #: seconds per task (``run_tasks``)
     elapsed_s: dict[str, float] = field(default_factory=dict)
-    #: the Task objects evaluated, by name: their metadata and option values are recorded with each result
+    #: the Task objects evaluated, by name: their metadata is recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
+    #: per task, its option values as resolved for the run and used (:func:`benchbox.task.resolve_options`)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
     #: beside the encoder, not in its identity (it depends on what the cache already held)
     encoder_notes: dict[str, Any] = field(default_factory=dict)
@@ -93,7 +94,7 @@ class Evaluation:
         task = self.tasks.get(result.task)
         if task is not None:
             record["implementation"] = task_record(task)
-            record["options"] = option_values(task, self.options)
+            record["options"] = self.values[result.task]
             record["metadata"] = task.recorded_metadata()
         return record
 
@@ -126,10 +127,11 @@ def make_embedder(
     return lambda sentences: cache.embed(key, sentences, encode)
 
 
-def _say_fallback(data: DataRoot, tasks: list[Task], options: TaskOptions, log: Callable[[str], None]) -> None:
+def _say_fallback(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]],
+                  log: Callable[[str], None]) -> None:
     """One log line when files missing from the data root are read from the embedded STS-B/SICK copy (the run
     manifest records each as ``embedded:<path>`` among the task's data checksums)."""
-    fallback = sorted({p for task in tasks for p in task.required_files(options)
+    fallback = sorted({p for task in tasks for p in task.required_files(values[task.name])
                        if (found := data.locate(p)) is not None and found.is_relative_to(EMBEDDED_ROOT)})
     if fallback:
         folders = sorted({p.rsplit("/", 1)[0] for p in fallback})
@@ -157,14 +159,14 @@ def run_tasks(
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
     if not task_objs:
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
-    check_task_options(task_objs, options)
+    values = resolve_options(task_objs, options, log or (lambda message: None))
     data = DataRoot(data_dir)
     for task in task_objs:
-        data.require(task.required_files(options))
+        data.require(task.required_files(values[task.name]))
         for data_file in task.data_files:
             if isinstance(data_file, DataFile):
                 locate_file(data, data_file)
-    _say_fallback(data, task_objs, options, log or (lambda message: None))
+    _say_fallback(data, task_objs, values, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
     cache_obj = (cache or None) if encoder.cacheable else None  # no fingerprint, no cache (encoder_adapter)
@@ -175,6 +177,7 @@ def run_tasks(
         log=log or (lambda message: None),
         embed_images=image_embedder(encoder, data, cache_obj, batch_size=batch_size, progress=progress)
         if isinstance(encoder, VisionLanguageEncoder) else None,
+        values=values,
     )
     results, elapsed = [], {}
     for task in task_objs:
@@ -194,6 +197,7 @@ def run_tasks(
         label=label,
         elapsed_s=elapsed,
         tasks={task.name: task for task in task_objs},
+        values=values,
     )
 
 

@@ -3,7 +3,8 @@ encoders and tasks it registers (``ENCODERS.register(...)``, ``TASKS.register(..
 defines (usable as ``module:attribute`` under the module name ``FILE``'s stem) exist for this command.
 
 The file runs once per process, as a module named after its stem (``my_encoders.py`` → ``my_encoders``),
-which must not shadow an importable module. Its folder is not added to ``sys.path``.
+which must not shadow an importable module. Its folder is not added to ``sys.path``. :data:`INCLUDED` lists the
+files this process included, so that the commands a study runs for its cells include them too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from pathlib import Path
 from types import ModuleType
 
 from benchbox.errors import BenchboxError
+
+#: the files included in this process, in order
+INCLUDED: list[Path] = []
 
 
 def include_file(path: str | os.PathLike) -> ModuleType:
@@ -48,4 +52,5 @@ def include_file(path: str | os.PathLike) -> ModuleType:
             raise BenchboxError(f"--include {path} called sys.exit({exc.code!r}) while being imported: a file "
                                 "that registers plugins must not end the program") from exc
         raise BenchboxError(f"--include {path} failed: {type(exc).__name__}: {exc}") from exc
+    INCLUDED.append(path.resolve())
     return module

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -197,8 +199,12 @@ class Registry:
         return self._loaded[entry]
 
 
-def import_attribute(reference: str) -> Any:
-    """The object ``"package.module:attribute.path"`` names (raises what the import or lookup raises)."""
+def import_attribute(reference: str, *, current_folder: bool = False) -> Any:
+    """The object ``"package.module:attribute.path"`` names (raises what the import or lookup raises).
+    ``current_folder``: a module a user names on the command line is also looked for in the current folder, after
+    ``sys.path`` (as ``python -m`` finds it; the ``benchbox`` script alone would not)."""
+    if current_folder and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     module_name, _, attribute = reference.partition(":")
     obj: Any = importlib.import_module(module_name)
     for part in attribute.split(".") if attribute else ():

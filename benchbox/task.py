@@ -149,7 +149,9 @@ _TYPES = {str: "text", int: "integer", float: "number", bool: "true/false"}
 
 @dataclass(frozen=True)
 class TaskOption:
-    """A task's own protocol switch: ``-t TASK:NAME=VALUE`` on the command line."""
+    """A task's own protocol switch: ``-t TASK:NAME=VALUE`` on the command line, and, when it declares a
+    ``flag``, ``--FLAG VALUE`` for every task evaluated that has an option with that flag (``eval``, ``compare``,
+    a study's ``[study]`` table; generated from the registered tasks, :func:`task_flags`)."""
 
     name: str
     type: type = str
@@ -158,8 +160,9 @@ class TaskOption:
     choices: tuple[Any, ...] | None = None
     low: float | None = None
     high: float | None = None
-    #: the shared :class:`TaskOptions` field the option's old CLI flag sets (``--text`` → ``text``)
-    legacy: str | None = None
+    #: the command-line flag (without ``--``) that sets this option for every task evaluated that declares it
+    #: (``text``: ``--text raw``); None: ``-t TASK:NAME=VALUE`` only
+    flag: str | None = None
     #: the key of the task's recorded protocol that shows this option; runs that differ in it are not compared
     #: (None: the option changes no score, e.g. how an interval is computed)
     protocol_key: str | None = None
@@ -204,9 +207,10 @@ class TaskOption:
         if self.low is not None or self.high is not None:
             parts.append(f"range [{'' if self.low is None else f'{self.low:g}'}, "
                          f"{'' if self.high is None else f'{self.high:g}'}]")
-        if self.legacy:
-            parts.append(f"flag --{self.legacy.replace('_', '-')}")
+        if self.flag:
+            parts.append(f"flag --{self.flag}")
         return "; ".join(parts)
+
 
 @dataclass(frozen=True)
 class MetricRecord:
@@ -226,40 +230,25 @@ class MetricRecord:
 
 @dataclass(frozen=True)
 class TaskOptions:
-    """Protocol switches that tasks read; each task records the ones it used in ``TaskResult.protocol``."""
+    """What tasks read besides their data: the settings every task shares, and the values given for the tasks' own
+    options (:class:`TaskOption`), resolved once per run by :func:`resolve_options`."""
 
-    #: STS text: ``"senteval"`` (SentEval's tokenised, lower-cased files) or ``"raw"`` (original release)
-    text: str = "senteval"
-    #: rescale STS-B scores 0–5 to 1–5 before SentEval's relatedness encoding (fixes SentEval #83)
-    fix_stsb_labels: bool = False
     #: seed of every random choice a task makes (SentEval's default)
     seed: int = 1111
     #: bootstrap resamples for intervals that have no closed form (0: skip them, NaN intervals)
     bootstrap: int = 1000
     #: ``"auto"``, ``"cpu"`` or ``"cuda"`` for tasks with a trained probe
     device: str = "auto"
-    #: k for SentEval's k-fold transfer tasks
-    kfold: int = 10
-    #: image features file for retrieval tasks
-    features: str | None = None
-    #: retrieval: interval of the recalls, ``"wilson"`` (on the share of queries) or ``"bootstrap"``
-    #: (resampling images with their 5 captions; medr, meanr and rsum always use that bootstrap)
-    retrieval_ci: str = "wilson"
-    #: retrieval median rank: ``"vsepp"`` (⌊median of 1-based ranks⌋, as VSE++) or ``"median"`` (plain)
-    retrieval_medr: str = "vsepp"
-    #: retrieval ties with the target: ``"expected"`` (random tie breaking; VSE++ on tie-free data),
-    #: ``"optimistic"`` (not counted) or ``"pessimistic"`` (counted)
-    retrieval_ties: str = "expected"
-    #: per task, the values of its own options (:class:`TaskOption`) given by ``-t TASK:KEY=VALUE``
+    #: per task, the values of its own options given by ``-t TASK:KEY=VALUE``
     task_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: by flag (:attr:`TaskOption.flag`), the value of every option with that flag of the tasks evaluated, where
+    #: ``task_options`` gives none (``{"text": "raw"}`` is ``--text raw``)
+    flags: dict[str, Any] = field(default_factory=dict)
 
     def recorded(self) -> dict[str, Any]:
-        """The options as a run manifest records them (``task_options`` only when some were given, so that runs
-        written before task options existed record the same)."""
-        record = asdict(self)
-        if not record["task_options"]:
-            del record["task_options"]
-        return record
+        """The shared settings as a run manifest records them (each task's option values are recorded with the
+        task, :func:`resolve_options`)."""
+        return {"seed": self.seed, "bootstrap": self.bootstrap, "device": self.device}
 
 
 @dataclass
@@ -289,10 +278,19 @@ class EvalContext:
     #: ``embed_images(ImageSet) -> float32 [n, d]``: the image side of a vision–language encoder behind the
     #: embedding cache (:func:`benchbox.data.image_files.image_embedder`); None when the encoder has none
     embed_images: Callable[[Any], np.ndarray] | None = None
+    #: per task, the values of its options, resolved once for the run (:func:`resolve_options`)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def option(self, task: Task, name: str) -> Any:
-        """The value of ``task``'s option ``name`` (:func:`option_values`)."""
-        return option_values(task, self.options)[name]
+        """The value of ``task``'s option ``name``, as resolved for the run."""
+        return self.values_for(task)[name]
+
+    def values_for(self, task: Task) -> dict[str, Any]:
+        """Every option value of ``task``, as resolved for the run (:func:`option_values` when the context was
+        built without resolving)."""
+        if task.name not in self.values:
+            self.values[task.name] = option_values(task, self.options)
+        return self.values[task.name]
 
     def file(self, data_file: DataFile | str) -> Path:
         """Where a declared data file is (its package folder, else the data root), its sha256 checked."""
@@ -327,9 +325,9 @@ class Task(ABC):
     citation: ClassVar[str] = ""
     reference: ClassVar[str] = ""
 
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        """The data-root files this task will read under ``options`` (default: the declared ``data_files``
-        that are not in a package folder)."""
+    def required_files(self, values: dict[str, Any]) -> tuple[str, ...]:
+        """The data-root files this task will read with its option ``values`` (:func:`option_values`; default:
+        the declared ``data_files`` that are not in a package folder)."""
         return tuple(f if isinstance(f, str) else f.path for f in self.data_files
                      if isinstance(f, str) or f.package_dir is None)
 
@@ -356,25 +354,59 @@ def protocol_switches(task: type[Task] | Task) -> list[str]:
     return [o.protocol_key for o in task.options if o.protocol_key]
 
 
+def parse_task_arguments(values: list[str], extra: list[str] | None = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """Task names and per-task options from ``--task`` values (``NAME`` or ``TASK:KEY=VALUE``, which also selects
+    the task) and ``--task-option`` values (``TASK:KEY=VALUE`` only). A group's option goes to each member that
+    has it. Values are parsed and checked against the task's :class:`~benchbox.task.TaskOption` now: a bad one
+    is a one-line error before anything is loaded."""
+    names: list[str] = []
+    options: dict[str, dict[str, Any]] = {}
+    for value, only_option in [(v, False) for v in values] + [(v, True) for v in extra or []]:
+        head, equals, text = value.partition("=")
+        task, colon, key = head.rpartition(":")  # the task may be qualified: PACKAGE:NAME:KEY=VALUE
+        if not equals:
+            if only_option:
+                raise BenchboxError(f"--task-option takes TASK:KEY=VALUE, got {value!r}")
+            names.append(value)
+            continue
+        if not (task and colon and key):
+            raise BenchboxError(f"task option {value!r}: write TASK:KEY=VALUE (e.g. sts12:text=raw)")
+        if task not in names:
+            names.append(task)
+        members = resolve_tasks([task])
+        takers = [t for t in members if any(o.name == key for o in t.options)]
+        if not takers:
+            declared = sorted({o.name for t in members for o in t.options})
+            raise BenchboxError(f"task {task} has no option {key!r}; its options: {', '.join(declared) or '(none)'} "
+                                f"(`benchbox describe {members[0].name}`)")
+        for member in takers:
+            option = next(o for o in member.options if o.name == key)
+            options.setdefault(member.name, {})[key] = option.parse(member.name, text)
+    return names, options
+
+
 def option_values(task: type[Task] | Task, options: TaskOptions) -> dict[str, Any]:
-    """Every option of ``task``: the value given for it (``options.task_options``), else its legacy flag's
-    field of ``options``, else its default; each checked."""
+    """Every option of ``task``: the value given for it (``options.task_options``), else its flag's value
+    (``options.flags``), else its default; each checked."""
     given = options.task_options.get(task.name, {})
     values = {}
     for option in task.options:
         if option.name in given:
             value = given[option.name]
-        elif option.legacy is not None:
-            value = getattr(options, option.legacy)
+        elif option.flag is not None and option.flag in options.flags:
+            value = options.flags[option.flag]
         else:
             value = option.default
         values[option.name] = option.check(task.name, value)
     return values
 
 
-def check_task_options(tasks: list[Task], options: TaskOptions) -> None:
-    """A one-line error for an option given to a task that is not evaluated, or that the task lacks, or a bad
-    value; before any work starts."""
+def resolve_options(tasks: list[Task], options: TaskOptions,
+                    log: Callable[[str], None] = lambda message: None) -> dict[str, dict[str, Any]]:
+    """The option values of every task, resolved once for a run (:func:`option_values`), before any work starts.
+    A one-line error for an option given to a task that is not evaluated, or that the task lacks, a bad value,
+    or a flag that no task evaluated has; a flag overridden by ``-t TASK:KEY=VALUE`` for every task that has it is
+    said in one ``log`` line (the run records the values used)."""
     by_name = {t.name: t for t in tasks}
     for name, values in options.task_options.items():
         if name not in by_name:
@@ -385,8 +417,37 @@ def check_task_options(tasks: list[Task], options: TaskOptions) -> None:
             if key not in declared:
                 raise BenchboxError(f"task {name} has no option {key!r}; its options: "
                                     f"{', '.join(sorted(declared)) or '(none)'} (`benchbox describe {name}`)")
-    for task in tasks:
-        option_values(task, options)
+    for flag, value in options.flags.items():
+        readers = {t.name: o.name for t in tasks for o in t.options if o.flag == flag}
+        if not readers:
+            raise BenchboxError(f"--{flag} {value}: none of the tasks evaluated ({', '.join(by_name)}) reads it; "
+                                "drop it (`benchbox describe TASK` lists what each task reads)")
+        if all(key in options.task_options.get(name, {}) for name, key in readers.items()):
+            log(f"warning: --{flag} {value} is overridden by -t TASK:KEY=VALUE for every task that reads it "
+                f"({', '.join(readers)}): ignored, and the run records the values used")
+    return {task.name: option_values(task, options) for task in tasks}
+
+
+def task_flags(*, builtin_only: bool = False) -> dict[str, tuple[TaskOption, tuple[str, ...]]]:
+    """Every flag the registered tasks declare (:attr:`TaskOption.flag`), sorted: the first option that declares it
+    (its type, choices and help) and the tasks that have it. Tasks that fail to load are left out (``benchbox
+    list tasks`` names them); ``builtin_only``: benchbox's own tasks only (the generated docs)."""
+    from benchbox.registry import TASKS
+
+    found: dict[str, tuple[TaskOption, list[str]]] = {}
+    for entry in TASKS.entries():
+        if builtin_only and not entry.builtin:
+            continue
+        try:
+            task = TASKS.load(entry)
+        except BenchboxError:
+            continue
+        if not (isinstance(task, type) and issubclass(task, Task)):
+            continue
+        for option in task.options:
+            if option.flag:
+                found.setdefault(option.flag, (option, []))[1].append(entry.name)
+    return {flag: (option, tuple(names)) for flag, (option, names) in sorted(found.items())}
 
 
 def locate_file(data: DataRoot, data_file: DataFile | str) -> Path:

@@ -115,7 +115,7 @@ def replicate(vocabulary: Vocabulary, data_dir: str, folder: Path, rng: np.rando
             runs.append(str(evaluation.save(folder)))
             labels.append(f"{model}{s}")
         declared[model] = labels
-    models = resolve_sources(runs, TASKS, evaluate=False)
+    models = resolve_sources(runs, TASKS)
     comparison = compare_sources(models, TASKS, n_boot=200, seeds=declared if seeds > 1 else None)
     claims = comparison.claims
     claim = claims[(claims["kind"] == "correlation")].iloc[0]

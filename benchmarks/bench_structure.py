@@ -82,7 +82,7 @@ def flickr8k(repeats: int) -> dict[str, float]:
         save_features(features, ids, np.random.default_rng(0).standard_normal((len(ids), FEATURE_DIM), dtype=np.float32))
         os.environ.setdefault("BENCHBOX_CACHE", str(Path(tmp) / "cache"))
         run_tasks(encoder, ["structure-flickr8k"], cache=True)  # fill the embedding cache
-        for label, options in (("no features", TaskOptions()), ("with features", TaskOptions(features=str(features)))):
+        for label, options in (("no features", TaskOptions()), ("with features", TaskOptions(flags={"features": str(features)}))):
             times = []
             for _ in range(repeats):
                 start = time.perf_counter()

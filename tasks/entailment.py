@@ -33,7 +33,7 @@ from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.task import EvalContext, Task, TaskOption, TaskOptions, TaskResult, option_values
+from benchbox.task import EvalContext, Task, TaskOption, TaskResult
 from benchbox.tasks.senteval_data import (
     SICK_FILES,
     SNLI_FOLDER,
@@ -79,9 +79,9 @@ def snli_folder(task: Task, ctx: EvalContext) -> Path:
     return Path(given).expanduser() if given is not None else ctx.data.path(f"{SNLI_FOLDER}/labels.dev").parent
 
 
-def snli_required(task: Task, options: TaskOptions, splits: tuple[str, ...]) -> tuple[str, ...]:
+def snli_required(values: dict[str, Any], splits: tuple[str, ...]) -> tuple[str, ...]:
     """The data-root files of ``splits`` when no folder is given (none otherwise: the option checks its own)."""
-    if option_values(task, options)["path"] is not None:
+    if values["path"] is not None:
         return ()
     return tuple(f"{SNLI_FOLDER}/{p.name}" for s in splits for p in snli_paths(Path(SNLI_FOLDER), s))
 
@@ -170,8 +170,8 @@ class SNLI(EntailmentTransfer):
     epoch_size = SNLI_EPOCH_SIZE
     max_epoch = SNLI_MAX_EPOCH
 
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        return snli_required(self, options, SPLITS)
+    def required_files(self, values: dict[str, Any]) -> tuple[str, ...]:
+        return snli_required(values, SPLITS)
 
     def load(self, ctx: EvalContext, split_name: str) -> tuple[Pairs, list[Path]]:
         folder = snli_folder(self, ctx)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, Task, TaskOption, TaskOptions, TaskResult, option_values
+from benchbox.task import EvalContext, MetricRecord, Task, TaskOption, TaskResult
 from benchbox.tasks.entailment import SNLIFolder, snli_folder, snli_required
 from benchbox.tasks.senteval_data import (
     SICK_FILES,
@@ -94,10 +95,9 @@ class OrderEntailment(Task):
     citation = VENDROV_BIBTEX
     reference = "Vendrov et al. (2016), Order-Embeddings of Images and Language, §4.3"
 
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        values = option_values(self, options)
+    def required_files(self, values: dict[str, Any]) -> tuple[str, ...]:
         if values["dataset"] == "snli":
-            return snli_required(self, options, SPLITS)
+            return snli_required(values, SPLITS)
         if values["path"] is not None:
             raise BenchboxError(f"{self.name}:path names an SNLI folder, read only with dataset=snli: add "
                                 f"-t {self.name}:dataset=snli")

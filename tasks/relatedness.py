@@ -253,7 +253,7 @@ class STSB(RelatednessTask):
     order = 120
     license = "STS Benchmark: per-source licences (Cer et al. 2017)"
     options = (TaskOption("fix_stsb_labels", bool, False, "rescale STS-B 0-5 to 1-5 before SentEval's relatedness "
-                          "encoding (SentEval #83)", legacy="fix_stsb_labels", protocol_key="labels"),)
+                          "encoding (SentEval #83)", flag="fix-stsb-labels", protocol_key="labels"),)
 
 
 class SICKR(RelatednessTask):

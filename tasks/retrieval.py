@@ -35,13 +35,14 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.data.captions import PER_IMAGE, OnEvaluationSplit
+from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.errors import BenchboxError
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.stats.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
+from benchbox.tasks.evaluation_split import OnEvaluationSplit
 from benchbox.task import (
     EvalContext,
     MetricRecord,
@@ -109,21 +110,21 @@ RETRIEVAL_METRICS = (
     MetricSpec("meanr", "ranks", higher_is_better=False, unit="rank", decimals=1, description="mean rank of the target"),
     MetricSpec("rsum", None, unit="value", decimals=1, description="sum of the six recalls"),
 )
-FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", legacy="features",
+FEATURES = TaskOption("features", str, None, "image features file (`benchbox features extract`)", flag="features",
                       protocol_key="features")
 #: the image folder of an encoder that embeds images itself; no protocol key: the files' checksums are recorded
 IMAGES = TaskOption("images", str, None, "image folder, for encoders that embed image files (clip); default: the "
-                    "dataset's folder under the data root (flag --images)")
+                    "dataset's folder under the data root", flag="images")
 RETRIEVAL_OPTIONS = (
     FEATURES,
     IMAGES,
     TaskOption("retrieval_ci", str, "wilson", "recall intervals: wilson (share of queries) or bootstrap (images)",
-               choices=CI_METHODS, legacy="retrieval_ci"),
+               choices=CI_METHODS, flag="retrieval-ci"),
     TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
-               choices=MEDR_CONVENTIONS, legacy="retrieval_medr", protocol_key="medr"),
+               choices=MEDR_CONVENTIONS, flag="retrieval-medr", protocol_key="medr"),
     TaskOption("retrieval_ties", str, "expected", "ties with the target: expected (random tie breaking, McSherry & "
                "Najork 2008; equal to VSE++ when nothing ties), optimistic or pessimistic",
-               choices=TIE_CONVENTIONS, legacy="retrieval_ties", protocol_key="ties"),
+               choices=TIE_CONVENTIONS, flag="retrieval-ties", protocol_key="ties"),
 )
 VSEPP_BIBTEX = """@inproceedings{faghri2018vse,
   title = {{VSE++}: Improving Visual-Semantic Embeddings with Hard Negatives},
@@ -132,10 +133,10 @@ VSEPP_BIBTEX = """@inproceedings{faghri2018vse,
 }"""
 
 
-def check_options(task: Task, options: TaskOptions) -> dict[str, Any]:
-    """The task's retrieval options, checked (choices; a bootstrap interval needs bootstrap resamples)."""
-    values = option_values(task, options)
-    if values["retrieval_ci"] == "bootstrap" and options.bootstrap <= 0:
+def check_options(task: Task, ctx: EvalContext) -> dict[str, Any]:
+    """The task's retrieval options, checked (a bootstrap interval needs bootstrap resamples)."""
+    values = ctx.values_for(task)
+    if values["retrieval_ci"] == "bootstrap" and ctx.options.bootstrap <= 0:
         raise BenchboxError("retrieval_ci 'bootstrap' needs bootstrap resamples: set --bootstrap to a positive number")
     return values
 
@@ -167,7 +168,7 @@ class Retrieval(OnEvaluationSplit, Task):
                 "(--visual cluster): no --features can help; evaluate it on text tasks"
             )
         options = ctx.options
-        values = check_options(self, options)
+        values = check_options(self, ctx)
         caps = self.load_captions(ctx)
         ctx.log(f"{self.name}: {len(caps.image_ids)} images, {len(caps.captions)} captions, {self.folds} fold(s)")
         if isinstance(encoder, VisionLanguageEncoder):

@@ -26,10 +26,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.data.captions import PER_IMAGE, OnEvaluationSplit
+from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
+from benchbox.tasks.evaluation_split import OnEvaluationSplit
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskResult
 from benchbox.tasks.retrieval import IMAGES
 from benchbox.tasks.structure_measures import structure
@@ -60,7 +61,7 @@ class Structure(OnEvaluationSplit, Task):
     metrics = STRUCTURE_METRICS
     item_kind = "image: its per-image measure (column metric) and value"
     item_keys = ("subset", "metric", "item")
-    options = (TaskOption("features", str, None, "image features file, for rho_vis", legacy="features",
+    options = (TaskOption("features", str, None, "image features file, for rho_vis", flag="features",
                           protocol_key="features"), IMAGES)
     group, order = "structure", 400
     citation = BORDES_BIBTEX

@@ -18,7 +18,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,6 @@ from benchbox.task import (
     TaskOption,
     TaskOptions,
     TaskResult,
-    option_values,
 )
 from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
 
@@ -61,7 +60,7 @@ YEAR_AGGREGATES = tuple(
     for method in ("pearson", "spearman") for aggregate in ("mean", "wmean", "pooled")
 )
 TEXT_OPTION = TaskOption("text", str, "senteval", "STS text: senteval (tokenised, lower-cased) or raw (original files)",
-                         choices=TEXT_VARIANTS, legacy="text", protocol_key="text")
+                         choices=TEXT_VARIANTS, flag="text", protocol_key="text")
 SEMANTIC_GROUP = "semantic similarity"
 AGIRRE_BIBTEX = """@inproceedings{agirre2012semeval,
   title = {{SemEval-2012} Task 6: A Pilot on Semantic Textual Similarity},
@@ -192,9 +191,8 @@ class StsYear(Task):
         prefix = "STS2016" if self.year == 16 else "STS"
         return f"{folder}/{prefix}.input.{subset}.txt", f"{folder}/{prefix}.gs.{subset}.txt"
 
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        text = option_values(self, options)["text"]
-        return tuple(p for subset in self.subsets for p in self._paths(subset, text))
+    def required_files(self, values: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(p for subset in self.subsets for p in self._paths(subset, values["text"]))
 
     def load(self, ctx: EvalContext) -> list[StsSubset]:
         subsets = []

@@ -180,7 +180,7 @@ def file_order_items(gold: np.ndarray, pred: np.ndarray, order: np.ndarray) -> p
 ACCURACY = MetricSpec("accuracy", "classification", unit="%", decimals=1, summary=True,
                       description="test accuracy in % (dev accuracy: not tested, no per-item predictions)")
 F1 = MetricSpec("f1", None, unit="%", decimals=1, description="F1 of the positive class in %")
-KFOLD = TaskOption("kfold", int, 10, "k of SentEval's k-fold cross-validation / L2 search", low=2, legacy="kfold",
+KFOLD = TaskOption("kfold", int, 10, "k of SentEval's k-fold cross-validation / L2 search", low=2, flag="kfold",
                    protocol_key="kfold")
 
 

@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 
 from benchbox.encoder import Encoder
+from benchbox.task import TaskOptions
 
 
 class TableEncoder(Encoder):
@@ -80,3 +81,10 @@ class CueWords(Encoder):
         rows = [self.scale * np.array([s.split().count(c) for c in self.cues])
                 + np.random.default_rng(zlib.crc32(s.encode())).normal(size=len(self.cues)) for s in sentences]
         return np.array(rows, np.float32)
+
+
+def task_options(**given) -> TaskOptions:
+    """TaskOptions from keywords: the shared settings (``seed``, ``bootstrap``, ``device``) by name, any other keyword
+    a task flag (``fix_stsb_labels=True`` is ``--fix-stsb-labels``)."""
+    shared = {key: given.pop(key) for key in ("seed", "bootstrap", "device") if key in given}
+    return TaskOptions(**shared, flags={key.replace("_", "-"): value for key, value in given.items()})

@@ -175,7 +175,7 @@ def test_missing_and_unreadable_images_are_one_line(models, tmp_path):
     with pytest.raises(BenchboxError, match="image folder .*nowhere not found"):
         run_tasks(encoder, ["retrieval"], data_dir=root, options=options, cache=False)
     with pytest.raises(BenchboxError, match="embeds the image files itself and reads no --features"):
-        run_tasks(encoder, ["retrieval"], data_dir=root, options=TaskOptions(features="f.npy"), cache=False)
+        run_tasks(encoder, ["retrieval"], data_dir=root, options=TaskOptions(flags={"features": "f.npy"}), cache=False)
 
 
 def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
@@ -195,7 +195,7 @@ def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
     records = json.loads(result.output)["records"]
     assert {r["task"] for r in records} == {"retrieval", "stsb-cosine"}
     manifest = json.loads(next((tmp_path / "runs").glob("*/manifest.json")).read_text())
-    assert manifest["options"]["task_options"] == {"retrieval": {"images": str(moved)}}
+    assert manifest["tasks"]["retrieval"]["options"]["images"] == str(moved)
     assert manifest["encoder"]["config"]["model_type"] == "clip"
     notes = manifest["encoder_notes"]  # beside the encoder's identity, not in it (reuse compares the identity)
     assert notes["max_length"] == POSITIONS and 0 < notes["truncated_sentences"] < notes["encoded_sentences"]

@@ -14,7 +14,7 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, TaskOptions, check_task_options
+from benchbox.task import EvalContext, TaskOptions, resolve_options
 from benchbox.tasks import transfer as fast
 from benchbox.tasks.entailment import SICKE, SNLI
 from benchbox.tasks.senteval_data import load_sick_entailment, read_snli
@@ -76,7 +76,7 @@ def write_snli(folder: Path, splits=(("train", 3000), ("dev", 60), ("test", 30))
 def evaluate(task, root: Path, **options):
     enc = CueEncoder()
     opts = TaskOptions(device="cpu", **options)
-    check_task_options([task], opts)
+    resolve_options([task], opts)
     return task.evaluate(enc, EvalContext(data=DataRoot(root, use_embedded=False), embed=enc.encode, options=opts))
 
 
@@ -164,7 +164,7 @@ def test_snli_missing_files_say_where_they_go(tmp_path):
     write_snli(tmp_path / "partial", splits=(("dev", 9), ("test", 9)))
     with pytest.raises(BenchboxError, match=r"snli:path=.*partial lacks s1.train, s2.train, labels.train: put "
                                             r"SNLI there as s1/s2/labels.\{train,dev,test\}"):
-        check_task_options([SNLI()], TaskOptions(task_options={"snli": {"path": str(tmp_path / "partial")}}))
+        resolve_options([SNLI()], TaskOptions(task_options={"snli": {"path": str(tmp_path / "partial")}}))
     write_snli(tmp_path / "senteval/downstream/SNLI", splits=(("dev", 9), ("test", 9)))  # as the shared data root
     with pytest.raises(BenchboxError, match=r"missing data under .*: senteval/downstream/SNLI/s1.train, senteval/"
                                             r"downstream/SNLI/s2.train, senteval/downstream/SNLI/labels.train"):

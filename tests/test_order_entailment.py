@@ -14,7 +14,7 @@ from benchbox.encoder import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import load_encoder, run_tasks
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, TaskOptions, check_task_options
+from benchbox.task import EvalContext, TaskOptions, resolve_options
 from benchbox.tasks.order_entailment import OrderEntailment, best_threshold, order_penalty
 
 HEAD = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"
@@ -80,8 +80,8 @@ def write_sick(root: Path) -> None:
 def evaluate(encoder: Encoder, root: Path, **task_options):
     options = TaskOptions(task_options={"order-entailment": task_options} if task_options else {})
     task = OrderEntailment()
-    check_task_options([task], options)
-    task.required_files(options)
+    values = resolve_options([task], options)
+    task.required_files(values[task.name])
     ctx = EvalContext(data=DataRoot(root, use_embedded=False), embed=encoder.encode, options=options)
     return task.evaluate(encoder, ctx)
 

@@ -13,11 +13,12 @@ from scipy.stats import pearsonr
 from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.task import EvalContext, TaskOptions
+from benchbox.task import EvalContext
 from benchbox.device import resolve_device
 from benchbox.tasks.relatedness import SICKR, STSB, encode_labels, fit_relatedness
 from benchbox.tasks.senteval_probe import pair_features
 from tests.senteval_reference import ReferenceRelatedness
+from tests.helpers import task_options
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -158,7 +159,7 @@ def write_stsb(root, rng) -> dict[str, np.ndarray]:
 
 def run_task(task, root, **options):
     enc = ScoreEncoder()
-    ctx = EvalContext(data=DataRoot(root, use_embedded=False), embed=enc.encode, options=TaskOptions(**options))
+    ctx = EvalContext(data=DataRoot(root, use_embedded=False), embed=enc.encode, options=task_options(**options))
     return task.evaluate(enc, ctx)
 
 

@@ -22,6 +22,7 @@ from benchbox.evaluation import run_tasks
 from benchbox.reports import write_report
 from benchbox.reports.build import build_report
 from benchbox.reports.markdown import escape
+from benchbox.task_metadata import KnownTasks
 from benchbox.comparison.sources import Source
 from benchbox.storage.runs import Run, write_run
 
@@ -258,7 +259,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
                 "unit": unit}
 
     class Fake:
-        correction, family = "holm", "all"
+        correction, family, tasks = "holm", "all", KnownTasks()
         table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
                               row("dev", "pearson", "no significant difference", True, 0.2),
                               row("test", "spearman", "better", False, 0.0001)])

@@ -16,9 +16,8 @@ from benchbox.encoder import ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.data.image_features import save_features
 from benchbox.stats import wilson_ci
-from benchbox.task import TaskOptions
 from benchbox.tasks.retrieval_metrics import retrieval_metrics
-from tests.helpers import TableEncoder
+from tests.helpers import TableEncoder, task_options
 
 DIM = 8
 
@@ -85,7 +84,7 @@ def world(tmp_path):
 
 def run(world, task: str, encoder=None, **options):
     return run_tasks(encoder or ToyGrounded(world.vectors), [task], data_dir=world.root, cache=False,
-                     options=TaskOptions(features=world.features, **options))
+                     options=task_options(features=world.features, **options))
 
 
 def by_key(result) -> dict:
@@ -227,7 +226,7 @@ def test_real_flickr8k_test_split_end_to_end(data_root, tmp_path):
     features = tmp_path / "features.h5"
     save_features(features, [i.removesuffix(".jpg") for i in test.image_ids[::-1]], vectors[::-1])
     result = run_tasks(encoder, ["retrieval"], data_dir=data_root.root, cache=False,
-                       options=TaskOptions(features=str(features), bootstrap=100)).results[0]
+                       options=task_options(features=str(features), bootstrap=100)).results[0]
     records = by_key(result)
     assert records[("i2t", "r1")].n == 1000 and records[("t2i", "r1")].n == 5000
     assert records[("t2i", "r10")].value > 50 and records[("i2t", "r10")].value > 80  # chance: 1% and 5%
@@ -239,4 +238,4 @@ def test_features_missing_an_image_give_a_clear_error(world, tmp_path):
     save_features(partial, [f"img{i}.jpg" for i in range(19)], world.vectors[:19])
     with pytest.raises(BenchboxError, match="1 of the 20 requested images have no features"):
         run_tasks(ToyGrounded(world.vectors), ["retrieval"], data_dir=world.root, cache=False,
-                  options=TaskOptions(features=str(partial)))
+                  options=task_options(features=str(partial)))

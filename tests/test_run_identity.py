@@ -133,7 +133,7 @@ def test_an_encoder_option_variant_is_not_a_seed_of_the_default(tmp_path, empty)
     runs = tmp_path / "runs"
     seeds = [_eval("hashed", runs, empty, seed=str(s)) for s in (1, 2, 3)]
     wider = _eval("hashed", runs, empty, seed="1", dim="64")
-    sources = resolve_sources([str(p) for p in [*seeds, wider]], evaluate=False)
+    sources = resolve_sources([str(p) for p in [*seeds, wider]])
     groups = seed_groups(sources)
     assert [sorted(s.path for s in members) for members in groups.values()] == [sorted(seeds)]
     log = []
@@ -202,7 +202,7 @@ def test_report_compare_tests_what_compare_tests(tmp_path, empty):
     folders = [str(_eval(spec, runs, empty, **options))
                for spec, options in (("hashed", {}), ("glove-bow", {}), ("hashed", {"seed": "4"}))]
     comparison = compare(folders, ["stsb-cosine"])
-    pairwise = compare_pairs(resolve_sources(folders, evaluate=False, naming="name"))
+    pairwise = compare_pairs(resolve_sources(folders, naming="name"))
     assert pairwise.family == comparison.family == "all"
     assert np.allclose(pairwise.table["p_holm"], comparison.table["p_holm"])
     assert list(pairwise.table["verdict"]) == list(comparison.table["verdict"])
@@ -273,6 +273,6 @@ def test_trained_seeds_are_grouped_from_their_runs_alone(tmp_path, empty):
     runs = [_eval(str(model), tmp_path / "runs", empty) for model in models]
     encoders = [json.loads((run / MANIFEST).read_text())["encoder"] for run in runs]
     assert [e["seed"] for e in encoders] == [1, 2, 1] and encoders[0]["training"]["hidden"] == 12
-    sources = resolve_sources([str(r) for r in runs], evaluate=False)
+    sources = resolve_sources([str(r) for r in runs])
     assert [sorted(s.path for s in members) for members in seed_groups(sources).values()] == [sorted(runs[:2])]
     assert any("training.hidden (12 vs 16)" in line for line in not_seeds(sources))

@@ -8,6 +8,7 @@ import pytest
 
 from benchbox.comparison.compare import compare, compare_sources
 from benchbox.errors import BenchboxError
+from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.sources import resolve_sources
 from benchbox.task import TaskOptions
 
@@ -21,8 +22,8 @@ def evaluated(tmp_path_factory):
     runs, empty = root / "runs", root / "empty"
     empty.mkdir()
     logged: list[str] = []
-    sources = resolve_sources(["glove-bow", "tests.helpers:LetterCounts"], ["stsb-cosine"], data_dir=empty,
-                              runs_dir=runs, options=TaskOptions(bootstrap=BOOT), log=logged.append)
+    sources = resolve_sources(["glove-bow", "tests.helpers:LetterCounts"], ["stsb-cosine"], log=logged.append,
+                              on_demand=OnDemand(empty, runs, TaskOptions(bootstrap=BOOT)))
     return runs, empty, sources, logged
 
 
@@ -36,10 +37,10 @@ def test_module_attribute_is_evaluated_on_demand_and_saved(evaluated):
 
 def test_a_folder_of_runs_is_every_evaluation_in_it_and_a_run_named_twice_is_one_model(evaluated):
     runs, empty, sources, _ = evaluated
-    again = resolve_sources([str(runs), str(sources[0].path)], evaluate=False)
+    again = resolve_sources([str(runs), str(sources[0].path)])
     assert sorted(s.path for s in again) == sorted(s.path for s in sources)
     log = []
-    twice = resolve_sources([str(sources[0].path), str(sources[0].path)], data_dir=empty, runs_dir=runs,
+    twice = resolve_sources([str(sources[0].path), str(sources[0].path)], on_demand=OnDemand(empty, runs),
                             log=log.append)
     assert [s.path for s in twice] == [sources[0].path]  # compare too: one run is one model
     assert log == [f"{sources[0].path} is named more than once: it counts once, as {twice[0].label}"]
@@ -69,7 +70,7 @@ def test_seeds_name_sources_by_what_named_them_or_by_label(evaluated):
 
 def test_report_mode_refuses_an_encoder_name(evaluated):
     with pytest.raises(BenchboxError, match="glove-bow does not exist: pass run folders"):
-        resolve_sources(["glove-bow"], evaluate=False)
+        resolve_sources(["glove-bow"])
 
 
 def test_every_record_names_its_unit_as_the_task_declares_it(evaluated):

@@ -141,7 +141,7 @@ def test_structure_task_records_metrics_items_and_rho_vis(root, tmp_path):
     from benchbox.task import TaskOptions
 
     evaluation = run_tasks(encoder, ["structure"], data_dir=root, cache=False,
-                           options=TaskOptions(features=str(tmp_path / "f.npy"), bootstrap=200))
+                           options=TaskOptions(bootstrap=200, flags={"features": str(tmp_path / "f.npy")}))
     result = evaluation.results[0]
     values = {r.metric: r for r in result.metrics}
     assert set(values) == {"e_intra", "e_inter", "e_intra_minus_inter", "rho_vis"}
@@ -285,7 +285,7 @@ def test_grounded_encoder_also_gets_rho_vis_of_its_own_image_side(root, tmp_path
     (tmp_path / "f.ids.txt").write_text("".join(f"{i}\n" for i in IDS))
     encoder = Grounded()
     result = run_tasks(encoder, ["structure-flickr8k"], data_dir=root, cache=False,
-                       options=TaskOptions(features=str(tmp_path / "f.npy"), bootstrap=100)).results[0]
+                       options=TaskOptions(bootstrap=100, flags={"features": str(tmp_path / "f.npy")})).results[0]
     values = {r.metric: r.value for r in result.metrics}
     x = words.encode([caption(i, k) + " ." for i in range(len(IDS)) for k in range(5)])
     assert values["rho_vis"] == pytest.approx(direct(x, features, 5)["rho_vis"], abs=1e-9)

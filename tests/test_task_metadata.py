@@ -116,7 +116,7 @@ def test_eval_records_the_option_and_the_metadata(task, tmp_path):
     record = run.manifest["tasks"][NAME]
     assert record["options"] == {"threshold": 0.8}
     assert record["protocol"]["threshold"] == 0.8
-    assert run.manifest["options"]["task_options"] == {NAME: {"threshold": 0.8}}
+    assert run.manifest["options"] == {"seed": 1111, "bootstrap": 1000, "device": "auto"}
     assert record["metadata"]["group"] == "paraphrase detection"
     assert record["metadata"]["metrics"][0] == {"name": "auc", "kind": "bootstrap", "higher_is_better": True,
                                                 "unit": "value", "scale": 1.0, "decimals": None, "summary": False}
@@ -217,7 +217,7 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
     from typer.testing import CliRunner
 
     from benchbox.cli import app
-    from benchbox.commands.core import parse_task_arguments
+    from benchbox.task import parse_task_arguments
 
     assert parse_task_arguments(["sts12", f"{NAME}:threshold=0.7"], ["sts:text=raw"]) == (
         ["sts12", NAME, "sts"],

@@ -10,13 +10,13 @@ import torch
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, TaskOptions, resolve_tasks
+from benchbox.task import EvalContext, resolve_tasks
 from benchbox.tasks import transfer as fast
 from benchbox.tasks.senteval_data import load_trec
 from benchbox.tasks.senteval_probe import FitSpec, augment, fit_logregs, split_validation
 from benchbox.tasks.transfer import CR, MRPC, SST2, TREC
 from tests import senteval_reference as ref
-from tests.helpers import CueWords
+from tests.helpers import CueWords, task_options
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -96,7 +96,7 @@ class WordEncoder(CueWords):
 
 def run_task(task, root, **options):
     enc = WordEncoder()
-    ctx = EvalContext(data=DataRoot(root, use_embedded=False), embed=enc.encode, options=TaskOptions(**options))
+    ctx = EvalContext(data=DataRoot(root, use_embedded=False), embed=enc.encode, options=task_options(**options))
     return task.evaluate(enc, ctx)
 
 
@@ -201,7 +201,7 @@ def test_transfer_runs_flow_into_compare_and_report(tmp_path):
     (folder / "custrev.neg").write_text("".join(f"item {k} is bad {'so ' * (k % 3)}.\n" for k in range(300)))
     runs = []
     for enc in (WordEncoder(), BlindEncoder()):
-        ev = run_tasks(enc, ["cr"], data_dir=tmp_path, cache=False, options=TaskOptions(kfold=3, device="cpu"))
+        ev = run_tasks(enc, ["cr"], data_dir=tmp_path, cache=False, options=task_options(kfold=3, device="cpu"))
         runs.append(ev.save(tmp_path / "runs"))
     table = compare([str(r) for r in runs], ["cr"]).table
     assert set(table["subset"]) == {"test"}  # the dev accuracy has no per-item predictions: no paired test

@@ -15,7 +15,8 @@ from benchbox.storage.outdir import check_output_file
 from benchbox.options import AT_LEAST_0, THREADS, in_range
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
-from benchbox.task import TaskOptions
+from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
+from benchbox.task import TaskOptions, parse_task_arguments
 
 
 def _seed_groups(values: list[str]) -> dict[str, list[str]]:
@@ -30,6 +31,7 @@ def _seed_groups(values: list[str]) -> dict[str, list[str]]:
 
 
 def compare_command(
+    ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
     data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
@@ -64,10 +66,8 @@ def compare_command(
     results_to_stderr(to_stdout(csv) or to_stdout(json_path))
     for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
         check_output_file(path, option)
-    from benchbox.commands.core import parse_task_arguments
-
     names, task_options = parse_task_arguments(task or [])
-    options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options)
+    options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
                          correction=correction, n_boot=bootstrap, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
@@ -97,4 +97,4 @@ def compare_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("compare")(compare_command)
+    app.command("compare", cls=TaskFlagsCommand)(compare_command)

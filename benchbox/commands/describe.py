@@ -10,7 +10,7 @@ from benchbox.console import out
 from benchbox.data.root import known_files
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
-from benchbox.task import DataFile, TaskGroup, TaskOptions, task_class
+from benchbox.task import DataFile, TaskGroup, TaskOptions, option_values, task_class
 
 
 def describe_lines(name: str) -> list[str]:
@@ -36,7 +36,7 @@ def describe_lines(name: str) -> list[str]:
     for o in task.options:
         lines.append(f"    {o.name}: {o.describe()}{'; ' + o.help if o.help else ''}")
     declared = [f for f in task.data_files if isinstance(f, DataFile)]
-    files = [f for f in task().required_files(TaskOptions()) if f not in {d.path for d in declared}]
+    files = [f for f in task().required_files(option_values(task, TaskOptions())) if f not in {d.path for d in declared}]
     lines.append("  data files (default options):" if files or declared else "  data files: none")
     expected = {known.path: known.sha256 for entries in known_files().values() for known in entries}
     lines += [f"    {f}{' sha256 ' + expected[f] if f in expected else ' (no published checksum)'}" for f in files]

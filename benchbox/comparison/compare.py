@@ -57,6 +57,7 @@ import pandas as pd
 
 from benchbox import stats
 from benchbox.comparison.claims import ALPHA, claims, headline
+from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
 from benchbox.errors import BenchboxError
@@ -381,8 +382,8 @@ def compare(
     if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
-    resolved = resolve_sources(sources, names, data_dir=data_dir, runs_dir=runs_dir, options=options,
-                               cache=cache, log=log, rerun=rerun, labels=labels)
+    on_demand = OnDemand(data_dir, runs_dir, options or TaskOptions(), cache, rerun)
+    resolved = resolve_sources(sources, names, on_demand=on_demand, log=log, labels=labels)
     for line in not_seeds(resolved):
         log(line)
     return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,

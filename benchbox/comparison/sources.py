@@ -3,10 +3,9 @@ scores and its provenance, resolved by one function, :func:`resolve_sources`, fr
 
 - a run folder (``runs/<run-id>``) or a folder of runs (``runs/``: its runs, sorted by name);
 - a published comparator, ``paper:merkx2019/<model>`` (:mod:`benchbox.data.comparators`): numbers without items;
-- with ``evaluate=True`` (compare), anything :func:`benchbox.encoder_loading.load_encoder` loads — an encoder
-  name, ``package:name``, ``module:attribute``, a trained-model folder (a training run) — evaluated on demand
-  with the given task options and saved as a run, or given a matching run already under the runs folder
-  (:mod:`benchbox.reuse`).
+- with an on-demand evaluator (compare: :class:`benchbox.comparison.on_demand.OnDemand`), anything
+  :func:`benchbox.encoder_loading.load_encoder` loads — an encoder name, ``package:name``, ``module:attribute``, a
+  trained-model folder (a training run) — handed to the evaluator, which reuses a matching run or evaluates it.
 
 Each may carry a label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Everything is opened or loaded, and every
 missing data file found, before anything is evaluated. Unlabelled runs are named by the label stored in them,
@@ -22,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -181,12 +180,19 @@ def paper_source(name: str, label: str | None = None) -> Source:
 
 
 @dataclass
-class _OnDemand:
-    """A model argument to evaluate (or find evaluated) on demand."""
+class Pending:
+    """A model argument that names an encoder: loaded, to be evaluated (or found evaluated) on demand."""
 
     spec: str
     encoder: Any
     label: str | None
+
+
+class OnDemandEvaluator(Protocol):
+    """What evaluates the encoders named among the sources (:class:`benchbox.comparison.on_demand.OnDemand`)."""
+
+    def evaluate(self, found: list[Source | Pending], tasks: list[str] | None,
+                 log: Callable[[str], None]) -> list[Source]: ...
 
 
 def _unknown(spec: str, evaluate: bool) -> BenchboxError:
@@ -197,7 +203,7 @@ def _unknown(spec: str, evaluate: bool) -> BenchboxError:
                          "(`benchbox list encoders`), module:attribute or paper:merkx2019/<model>")
 
 
-def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Callable[[str], None]) -> list[Source | _OnDemand]:
+def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Callable[[str], None]) -> list[Source | Pending]:
     """What one argument names, opened or loaded now: sources, or one encoder to evaluate."""
     if comparators.is_paper(spec):
         return [paper_source(spec, label)]
@@ -231,31 +237,27 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
         if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
             raise _unknown(spec, evaluate) from exc
         raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
-    return [_OnDemand(spec, encoder, label or model_folder_label(spec))]
+    return [Pending(spec, encoder, label or model_folder_label(spec))]
 
 
 def resolve_sources(
     specs: list[str | os.PathLike],
     tasks: list[str] | None = None,
     *,
-    evaluate: bool = True,
+    on_demand: OnDemandEvaluator | None = None,
     labels: list[str | None] | None = None,
     naming: str = "fingerprint",
-    data_dir: str | os.PathLike | None = None,
-    runs_dir: str | os.PathLike = "runs",
-    options: Any = None,
-    cache: bool = True,
-    rerun: bool = False,
     log: Callable[[str], None] = lambda message: None,
 ) -> list[Source]:
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
-    spec says). With ``evaluate``, each encoder gets a run on ``tasks`` (default: the tasks of the other
-    sources) with ``options`` (:class:`benchbox.task.TaskOptions`): a run under ``runs_dir`` that holds exactly
-    what the evaluation would compute, unless ``rerun``, else a new evaluation saved under ``runs_dir``. A run
-    named twice is one source. Repeated labels are made unique (:func:`_unique_labels`)."""
+    spec says). With ``on_demand`` (compare), an encoder named is evaluated on ``tasks`` (default: the tasks of
+    the other sources) by it, a training run is taken as its model, and a folder of runs gives its evaluation runs;
+    without (reports), only runs and published numbers are sources. A run named twice is one source. Repeated
+    labels are made unique (:func:`_unique_labels`)."""
+    evaluate = on_demand is not None
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
-    found: list[Source | _OnDemand] = []
+    found: list[Source | Pending] = []
     for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
         label, target = split_label(spec)
         named = _model(target, given or label, evaluate, naming, log)
@@ -270,9 +272,8 @@ def resolve_sources(
         if isinstance(s, Source) and tasks and not _has_any(s, tasks):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
                                 f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
-    if any(isinstance(s, _OnDemand) for s in found):
-        found = _evaluate(found, tasks, data_dir=data_dir, runs_dir=runs_dir, options=options, cache=cache,
-                          rerun=rerun, log=log)
+    if on_demand is not None and any(isinstance(s, Pending) for s in found):
+        found = on_demand.evaluate(found, tasks, log)
     return _unique_labels(found, naming)
 
 
@@ -280,7 +281,7 @@ def _has_any(source: Source, tasks: list[str]) -> bool:
     return bool(set(tasks) & set(source.metrics["task"]))
 
 
-def _once(found: list[Source | _OnDemand], log: Callable[[str], None]) -> list[Source | _OnDemand]:
+def _once(found: list[Source | Pending], log: Callable[[str], None]) -> list[Source | Pending]:
     """Each run folder once, at its first place: a run named twice is one model (said in one line)."""
     first: dict[Path, Source] = {}
     for s in found:
@@ -288,45 +289,6 @@ def _once(found: list[Source | _OnDemand], log: Callable[[str], None]) -> list[S
             if first.setdefault(s.path.resolve(), s) is not s:
                 log(f"{s.path} is named more than once: it counts once, as {first[s.path.resolve()].label}")
     return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
-
-
-def _evaluate(found: list[Source | _OnDemand], tasks: list[str] | None, *, data_dir, runs_dir, options, cache,
-              rerun, log) -> list[Source]:
-    """Each on-demand encoder as a run: reused (:func:`benchbox.reuse.find_reusable_run`) or evaluated now."""
-    from benchbox.data.root import DataRoot
-    from benchbox.evaluation import run_tasks
-    from benchbox.storage.outdir import check_writable
-    from benchbox.reuse import find_reusable_run
-    from benchbox.task import TaskOptions, resolve_tasks
-
-    pending = [s for s in found if isinstance(s, _OnDemand)]
-    names = tasks or sorted({t for s in found if isinstance(s, Source) for t in s.metrics["task"]})
-    if not names:
-        raise BenchboxError(f"name the tasks to evaluate {', '.join(p.spec for p in pending)} on (--task)")
-    options = options or TaskOptions()
-    data = DataRoot(data_dir)
-    task_objs = resolve_tasks(names)
-    for task in task_objs:  # missing data fails before any evaluation
-        data.require(task.required_files(options))
-    reused = {id(s): None if rerun else find_reusable_run(runs_dir, encoder=s.encoder, tasks=task_objs,
-                                                          options=options, data=data, log=log) for s in pending}
-    if any(run is None for run in reused.values()):
-        check_writable(runs_dir, "--runs-dir")  # before the evaluations, not after them
-    out: list[Source] = []
-    for s in found:
-        if isinstance(s, Source):
-            out.append(s)
-            continue
-        run = reused[id(s)]
-        if run is not None:
-            log(f"reusing run {run.path} for {s.spec}")
-        else:
-            path = run_tasks(s.encoder, names, data_dir=data_dir, options=options, cache=cache, log=log,
-                             label=s.label).save(runs_dir)
-            log(f"run written to {path}")
-            run = Run.open(path)
-        out.append(run_source(run, s.label or default_label(run), spec=origin(s.spec)))
-    return out
 
 
 def _given_label(source: Source, naming: str) -> bool:

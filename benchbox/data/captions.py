@@ -29,14 +29,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.limits import check_lengths
-
-if TYPE_CHECKING:
-    from benchbox.task import EvalContext, TaskOptions
 
 PER_IMAGE = 5
 DATASETS = ("flickr8k", "coco")
@@ -277,17 +273,3 @@ def load_evaluation_split(data: DataRoot, dataset: str, split: str) -> CaptionSp
         return load_flickr8k(data, split)
     id_list = data.path(COCO_ID_LISTS[split])
     return load_caption_dataset(data, "coco", split).reordered(read_image_list(id_list), id_list)
-
-
-class OnEvaluationSplit:
-    """Mixin for a task on an image–caption evaluation split (its ``dataset`` and ``split``): the data files it
-    needs and its captions, in the order that defines queries, folds and per-image items."""
-
-    dataset: str
-    split: str
-
-    def required_files(self, options: TaskOptions) -> tuple[str, ...]:
-        return evaluation_split_files(self.dataset, self.split)
-
-    def load_captions(self, ctx: EvalContext) -> CaptionSplit:
-        return load_evaluation_split(ctx.data, self.dataset, self.split)

@@ -59,6 +59,7 @@ from typing import Any
 
 from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
+from benchbox.include import INCLUDED
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.outdir import output_lock
 from benchbox.storage.runs import MANIFEST
@@ -98,6 +99,8 @@ class Study:
     baseline: str | None
     jobs: int
     data_dir: str | None
+    #: the task flags of the [study] table (``text = "raw"``: ``benchbox eval --text raw`` in every cell)
+    flags: dict[str, Scalar] = field(default_factory=dict)
 
 
 def _option_text(value: Scalar) -> str:
@@ -112,8 +115,8 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     from benchbox.threads import cpu_count
 
     path = Path(path)
-    spec = read_study_file(path)
-    seed_options = check_meaning(path, spec)
+    spec, flags = read_study_file(path)
+    seed_options = check_meaning(path, spec, flags)
     cells: list[Cell] = []
     for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
         if entry.run is not None:
@@ -139,12 +142,12 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
     data_dir = str(beside(path, head.data_dir).resolve()) if head.data_dir else None
-    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir)
+    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
     """The stages of one cell and their ``benchbox`` command lines: training (if it trains), then evaluating."""
-    base = [sys.executable, "-m", "benchbox"]
+    base = [sys.executable, "-m", "benchbox", *(x for path in INCLUDED for x in ("--include", str(path)))]
     data = ["--data-dir", study.data_dir] if study.data_dir else []
     commands = []
     target = cell.encoder
@@ -159,13 +162,15 @@ def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, lis
         options[cell.seed_option] = str(cell.seed)
     encoder_options = [x for k, v in options.items() for x in ("-e", f"{k}={v}")]
     tasks = [x for t in study.tasks for x in ("--task", t)]
-    commands.append(("evaluating", [*base, "eval", target, *tasks, *encoder_options, *data,
+    flags = [x for k, v in study.flags.items() for x in train_flags(k, v)]
+    commands.append(("evaluating", [*base, "eval", target, *tasks, *flags, *encoder_options, *data,
                                     "--runs-dir", str(folder / "runs"), "-q"]))
     return commands
 
 
 def train_flags(key: str, value: Scalar) -> list[str]:
-    """One ``train`` entry as ``benchbox train`` options: a boolean is the flag ``--key`` or ``--no-key``."""
+    """One ``train`` entry (or task flag) as command-line options: a boolean is the flag ``--key`` or
+    ``--no-key``."""
     if isinstance(value, bool):
         return [f"--{key}" if value else f"--no-{key}"]
     return [f"--{key}", str(value)]
@@ -455,7 +460,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
             groups.setdefault(cell.group, []).append(run)
     seeds = {g: members for g, members in groups.items() if len(members) > 1}
     specs = [f"{label}={run}" for label, run in zip(cell_labels(cells), runs)]
-    sources = resolve_sources(specs, evaluate=False, naming="name", log=log)
+    sources = resolve_sources(specs, naming="name", log=log)
     tasks = [task.name for task in resolve_tasks(study.tasks)]
     comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
     output.write_json(comparison, study.out / "comparison.json")

@@ -1,9 +1,11 @@
 """The study file's schema (pydantic) and every check that can be made before a cell runs.
 
 A study that would fail after hours must fail in the first second instead: :func:`read_study_file` parses the
-TOML (a file that is not UTF-8 or not TOML is one line), validates it against :class:`StudyFile` (unknown keys
-with a "did you mean", wrong types, missing keys) and then checks what the schema cannot know alone: that the
-tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
+TOML (a file that is not UTF-8 or not TOML is one line), takes the task flags out of the ``[study]`` table (any
+flag of ``benchbox eval`` that a task declares, :func:`benchbox.task.task_flags`: ``text = "raw"``), validates
+the rest against :class:`StudyFile` (unknown keys with a "did you mean", wrong types, missing keys) and then
+checks what the schema cannot know alone: that the task flags are of the right type and read by a task studied,
+that the tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
 exist (the parameters of the encoder's class, read without building it), that the files named exist, and that
 ``seeds`` can reach the encoder (its training's ``--seed``, or its declared :attr:`Encoder.seed_option`).
 Every error is a :class:`BenchboxError` of one line naming the file and the key.
@@ -23,6 +25,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from benchbox.errors import BenchboxError
+from benchbox.task import task_flags
 
 #: a scalar TOML value of a ``train`` or ``options`` table
 Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
@@ -39,7 +42,9 @@ class _Table(BaseModel):
 
 
 class StudyHead(_Table):
-    """The ``[study]`` table: what is evaluated and how the study runs."""
+    """The ``[study]`` table: what is evaluated and how the study runs. Besides these keys, any task flag of
+    `benchbox eval` (the task options a task declares with a flag, listed below and by `benchbox describe TASK`)
+    sets that option in every cell, e.g. `text = "raw"`."""
 
     tasks: Annotated[list[StrictStr], Field(min_length=1, description='task or group names (`benchbox list tasks`), '
                                             'e.g. `["semantic"]`')]
@@ -85,6 +90,10 @@ def _keys(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
+def close_to(key: str, known: list[str]) -> bool:
+    return bool(difflib.get_close_matches(key, known, n=1, cutoff=0.6))
+
+
 def did_you_mean(key: str, known: list[str]) -> str:
     """`` (did you mean X?)`` for the closest known key, else the list of the known ones."""
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
@@ -114,6 +123,8 @@ def _one_line(path: Path, error: dict[str, Any]) -> str:
         parent, _ = _where(loc[:-1])
         key = str(loc[-1])
         hint = did_you_mean(key, _keys(model) if model else [])
+        if model is StudyHead and not close_to(key, _keys(model)):
+            hint = did_you_mean(key, [*_keys(model), *task_flags()])
         if loc == ("encoders",):
             hint += "; each model is an [[encoder]] table"
         return f"{path}: unknown key {key!r} in {parent if len(loc) > 1 else 'the file'}{hint}"
@@ -132,8 +143,9 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_study_file(path: Path) -> StudyFile:
-    """The study file parsed and validated against :class:`StudyFile`; any problem is one line."""
+def read_study_file(path: Path) -> tuple[StudyFile, dict[str, Scalar]]:
+    """The study file parsed and validated against :class:`StudyFile`, and the task flags of its ``[study]``
+    table (flag → value, each of its option's type and choices); any problem is one line."""
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -147,11 +159,29 @@ def read_study_file(path: Path) -> StudyFile:
     if isinstance(spec.get("encoder"), dict):
         raise BenchboxError(f"{path}: [encoder] is a single table: write each model as an [[encoder]] table "
                             "(double brackets), one per model")
+    flags = _task_flags(path, spec.get("study"))
     try:
-        return StudyFile.model_validate(spec)
+        return StudyFile.model_validate(spec), flags
     except ValidationError as exc:
         errors = exc.errors()  # an unknown key first: `[[encoders]]` is a typo before `[[encoder]]` is missing
         raise BenchboxError(_one_line(path, min(errors, key=lambda e: e["type"] != "extra_forbidden"))) from None
+
+
+def _task_flags(path: Path, head: Any) -> dict[str, Scalar]:
+    """The keys of the ``[study]`` table that are task flags, taken out of it, each checked against its option's
+    type, choices and range."""
+    if not isinstance(head, dict):
+        return {}
+    declared = task_flags()
+    flags = {}
+    for key in [k for k in head if k in declared]:
+        option, tasks = declared[key]
+        value = head.pop(key)
+        try:
+            flags[key] = option.check(tasks[0], value)
+        except BenchboxError as exc:
+            raise BenchboxError(f"{path}: [study] {key} = {_shown(value)}: {exc}") from None
+    return flags
 
 
 def beside(path: Path, value: str) -> Path:
@@ -159,18 +189,24 @@ def beside(path: Path, value: str) -> Path:
     return path.parent / Path(value).expanduser()
 
 
-def check_meaning(path: Path, spec: StudyFile) -> list[str | None]:
-    """What the schema cannot check alone (module docstring): tasks, encoders and their options, files, seeds and
-    the baseline; raises a one-line :class:`BenchboxError` naming the file and the key. Returns, for each
-    ``[[encoder]]``, the encoder option its seeds go to (None: to its training, or it has no seeds)."""
+def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list[str | None]:
+    """What the schema cannot check alone (module docstring): tasks, their options and the task flags, encoders
+    and their options, files, seeds and the baseline; raises a one-line :class:`BenchboxError` naming the file
+    and the key. Returns, for each ``[[encoder]]``, the encoder option its seeds go to (None: to its training,
+    or it has no seeds)."""
     from benchbox.registry import TASKS
+    from benchbox.task import TaskOptions, parse_task_arguments, resolve_options, resolve_tasks
 
-    for task in spec.study.tasks:
-        name = task.partition("=")[0].rpartition(":")[0] if "=" in task else task  # TASK:KEY=VALUE sets an option
-        try:
+    try:
+        names, options = parse_task_arguments(spec.study.tasks)  # TASK:KEY=VALUE sets an option
+        for name in names:
             TASKS.resolve(name)
-        except BenchboxError as exc:
-            raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
+    except BenchboxError as exc:
+        raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
+    try:
+        resolve_options(resolve_tasks(names), TaskOptions(task_options=options, flags=flags))
+    except BenchboxError as exc:
+        raise BenchboxError(f"{path}: [study]: {exc}") from None
     if spec.study.data_dir is not None and not beside(path, spec.study.data_dir).is_dir():
         raise BenchboxError(f"{path}: [study] data-dir = {spec.study.data_dir!r} is not an existing folder "
                             f"(relative to {path.parent})")
@@ -245,7 +281,7 @@ def _encoder_class(path: Path, where: str, name: str) -> Any:
     try:
         if name in ENCODERS or ":" not in name:
             return ENCODERS.get(name)
-        return import_attribute(name)
+        return import_attribute(name, current_folder=True)
     except BenchboxError as exc:
         raise BenchboxError(f"{path}: {where} name: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a module:attribute that fails to import, in one line
@@ -287,17 +323,21 @@ def reference_markdown() -> str:
     for header, model in TABLES.values():
         schema = model.model_json_schema(by_alias=True)
         required = set(schema.get("required", ()))
-        lines += [f"### `{header}`", "", (model.__doc__ or "").strip().replace("``", "`"), "", "| key | type | required | meaning |",
+        lines += [f"### `{header}`", "", inspect.cleandoc(model.__doc__ or "").replace("``", "`"), "", "| key | type | required | meaning |",
                   "|---|---|---|---|"]
         for key, prop in schema["properties"].items():
             lines.append(f"| `{key}` | {_type_name(prop)} | {'yes' if key in required else 'no'} | "
                          f"{prop.get('description', '')} |")
+        if model is StudyHead:
+            lines += [f"| `{flag}` | {TOML_TYPES[option.type.__name__]} | no | task flag: {option.help} "
+                      f"(tasks: {', '.join(tasks)}) |" for flag, (option, tasks) in task_flags(builtin_only=True).items()]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 #: JSON schema types as TOML calls them
-TOML_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "null": ""}
+TOML_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "null": "",
+              "str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 
 
 def _type_name(prop: dict[str, Any]) -> str:

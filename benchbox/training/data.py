@@ -155,10 +155,10 @@ def load_training_data(config: TrainConfig) -> TrainingData:
     images than one batch."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:
-        from benchbox.task import TaskOptions, resolve_tasks
+        from benchbox.task import TaskOptions, option_values, resolve_tasks
 
         for task in resolve_tasks(list(config.eval_semantic)):
-            data.require(task.required_files(TaskOptions()))
+            data.require(task.required_files(option_values(task, TaskOptions())))
     text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     queries = make_query_encoder(config.word_vectors) if config.visual == "attention" else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed,
