@@ -1,8 +1,12 @@
-"""``benchbox --include FILE.py``: import a Python file that is not part of any installed package, so that the
-encoders and tasks it registers (``ENCODERS.register(...)``, ``TASKS.register(...)``, provider ``local``) or
-defines (usable as ``module:attribute`` under the module name ``FILE``'s stem) exist for this command.
+"""``benchbox --include FILE``: encoders and tasks that are not part of any installed package, for this command.
 
-The file runs once per process, as a module named after its stem (``my_encoders.py`` → ``my_encoders``),
+- ``FILE.py``: a Python file, imported, so that the encoders and tasks it registers (``ENCODERS.register(...)``,
+  ``TASKS.register(...)``, provider ``local``) or defines (usable as ``module:attribute`` under the module name
+  ``FILE``'s stem) exist;
+- ``FILE.toml``: tasks declared as data and metadata on the task bases (:mod:`benchbox.tasks.declarative`),
+  registered under their names (provider ``local``).
+
+A Python file runs once per process, as a module named after its stem (``my_encoders.py`` → ``my_encoders``),
 which must not shadow an importable module. Its folder is not added to ``sys.path``. :data:`INCLUDED` lists the
 files this process included, so that the commands a study runs for its cells include them too.
 """
@@ -21,13 +25,37 @@ from benchbox.errors import BenchboxError
 INCLUDED: list[Path] = []
 
 
-def include_file(path: str | os.PathLike) -> ModuleType:
-    """Import ``path`` as a module named after its stem; every failure is a one-line :class:`BenchboxError`."""
+def include_file(path: str | os.PathLike) -> None:
+    """Import ``path`` as a module named after its stem, or register the tasks a TOML file declares; every failure
+    is a one-line :class:`BenchboxError`."""
     path = Path(path)
     if not path.is_file():
-        raise BenchboxError(f"--include {path}: no such file; give a .py file that registers encoders or tasks")
-    if path.suffix != ".py" or not path.stem.isidentifier():
-        raise BenchboxError(f"--include {path}: not a Python file with an importable name (NAME.py)")
+        raise BenchboxError(f"--include {path}: no such file; give a .py file that registers encoders or tasks, or a "
+                            ".toml file that declares tasks")
+    if path.suffix == ".toml":
+        _declared_tasks(path)
+    elif path.suffix != ".py" or not path.stem.isidentifier():
+        raise BenchboxError(f"--include {path}: neither a Python file with an importable name (NAME.py) nor a task "
+                            "file (NAME.toml)")
+    else:
+        _import(path)
+    if path.resolve() not in INCLUDED:
+        INCLUDED.append(path.resolve())
+
+
+def _declared_tasks(path: Path) -> None:
+    from benchbox.registry import TASKS
+    from benchbox.tasks.declarative import load_task_file
+
+    try:
+        tasks = load_task_file(path)
+    except BenchboxError as exc:
+        raise BenchboxError(f"--include {exc}") from None
+    for task in tasks:
+        TASKS.register(task.name, task)
+
+
+def _import(path: Path) -> ModuleType:
     name = path.stem
     loaded = sys.modules.get(name)
     if loaded is not None:
@@ -52,5 +80,4 @@ def include_file(path: str | os.PathLike) -> ModuleType:
             raise BenchboxError(f"--include {path} called sys.exit({exc.code!r}) while being imported: a file "
                                 "that registers plugins must not end the program") from exc
         raise BenchboxError(f"--include {path} failed: {type(exc).__name__}: {exc}") from exc
-    INCLUDED.append(path.resolve())
     return module
