@@ -180,7 +180,7 @@ def test_mismatched_items_and_bad_options_are_refused(tmp_path):
 
 def test_cli_prints_tables_and_writes_csv_and_json(two_runs, tmp_path):
     good, bad = two_runs
-    result = CliRunner().invoke(app, ["compare", str(good), str(bad), "--task", "sts12", "--bootstrap", "100",
+    result = CliRunner().invoke(app, ["compare", str(good), str(bad), "--task", "sts12", "--test-resamples", "100",
                                       "--csv", str(tmp_path / "c.csv"), "--json", str(tmp_path / "c.json"), "-q"])
     assert result.exit_code == 0, result.output
     assert "significantly better than" in result.output and "MSRvid" in result.output

@@ -734,7 +734,7 @@ _nli_case("dev split missing", lambda nli: ((nli / "s2.dev").unlink(), nli / "s2
 @case("nli-training", "word vectors empty")
 def _nli_vectors(tmp: Path):
     (tmp / "v.txt").write_bytes(b"")
-    return _nli(tmp, lambda nli: tmp / "v.txt", "--word-vectors", str(tmp / "v.txt"))
+    return _nli(tmp, lambda nli: tmp / "v.txt", "--vectors", str(tmp / "v.txt"))
 
 
 # issue #26: cache clear, output targets, encoder calls, the image branch, nested JSON, environment, options

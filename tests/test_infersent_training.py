@@ -129,7 +129,7 @@ def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
 
     folder, vectors = nli_folder
     runner = CliRunner()
-    result = runner.invoke(app, ["train", "infersent", "--nli", str(folder), "--word-vectors", str(vectors),
+    result = runner.invoke(app, ["train", "infersent", "--nli", str(folder), "--vectors", str(vectors),
                                  "--hidden", "4", "--fc-dim", "8", "--epochs", "1", "--out", str(tmp_path / "run"),
                                  "--quiet"])
     assert result.exit_code == 0, result.output
@@ -152,7 +152,7 @@ def test_name_labels_the_model_and_its_evaluations_record_the_training_seed(nli_
     from benchbox.evaluation import run_tasks
 
     folder, vectors = nli_folder
-    result = CliRunner().invoke(app, ["train", "infersent", "--nli", str(folder), "--word-vectors", str(vectors),
+    result = CliRunner().invoke(app, ["train", "infersent", "--nli", str(folder), "--vectors", str(vectors),
                                       "--hidden", "4", "--fc-dim", "8", "--epochs", "1", "--seed", "7",
                                       "--device", "cpu", "--out", str(tmp_path / "run"), "--name", "nli-small",
                                       "--quiet"])

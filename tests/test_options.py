@@ -47,7 +47,7 @@ def test_every_numeric_option_of_every_command_declares_its_range():
     (["eval", "glove-bow", "--task", "sts12", "--batch-size", "0"], "--batch-size must be ≥ 1, got 0"),
     (["eval", "glove-bow", "--task", "sts12", "--bootstrap", "-1"], "--bootstrap must be ≥ 0, got -1"),
     (["eval", "glove-bow", "--task", "sts12", "--seed", "-1"], "--seed must be ≥ 0, got -1"),
-    (["compare", "a", "b", "--bootstrap", "1"], "--bootstrap must be ≥ 2, got 1"),
+    (["compare", "a", "b", "--test-resamples", "1"], "--test-resamples must be ≥ 2, got 1"),
     ([*TRAIN, "--lr-max", "inf"], "--lr-max must be a finite number (> 0), got inf"),
     ([*TRAIN, "--lr-max", "nan"], "--lr-max must be a finite number (> 0), got nan"),
     ([*TRAIN, "--lr-max", "-1"], "--lr-max must be > 0, got -1"),

@@ -130,7 +130,7 @@ def test_eval_and_list_json_are_strict_under_force_color(tmp_path):
 def test_compare_json_is_strict_and_keeps_tiny_p_values(runs, tmp_path):
     _, folders = runs
     # Williams' t on SICK-R (independent items assumed) gives the tiny p this test needs
-    proc = _cli("compare", str(folders["glove"]), str(folders["counts"]), "--bootstrap", "50", "--json", "-",
+    proc = _cli("compare", str(folders["glove"]), str(folders["counts"]), "--test-resamples", "50", "--json", "-",
                 "--csv", str(tmp_path / "c.csv"), "--item-dependence", "independent", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     payload = strict(proc.stdout)  # the tables and headlines went to stderr

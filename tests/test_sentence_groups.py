@@ -215,7 +215,7 @@ def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
     assert same.equals(rows.loc[("sts12", "MSRvid", "pearson"), unadjusted])
     # the CLI records the choice; a bad value is refused before anything runs
     out = tmp_path / "c.json"
-    result = CliRunner().invoke(app, ["compare", str(a), str(b), "--task", "sts12", "--bootstrap", "50",
+    result = CliRunner().invoke(app, ["compare", str(a), str(b), "--task", "sts12", "--test-resamples", "50",
                                       "--item-dependence", "independent", "--json", str(out), "-q"])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())

@@ -366,7 +366,7 @@ def test_on_an_image_features_file_F_A_and_T_train_exactly_as_features(tmp_path)
     (dict(dataset="flickr8k", visual="random", video_captions="msvd"),
      "--video-captions is only read with --dataset msvd, not --dataset flickr8k"),
     (dict(dataset="flickr8k", visual="average", features="x.npz", word_vectors="w.txt"),
-     "--word-vectors drives --visual attention only, not --visual average"),
+     "--vectors drives --visual attention only, not --visual average"),
     (dict(dataset="flickr8k", visual="attention", features="x.npz", loss="bordes-c"),
      "--visual attention learns its projection through a term that reads the visual side .*; --loss bordes-c has none"),
     (dict(dataset="flickr8k", visual="frame"), "--visual frame needs --features FILE"),

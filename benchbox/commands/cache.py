@@ -29,15 +29,14 @@ from benchbox.storage.cache import (
     require_cache_root,
     shard_key_files,
 )
+from benchbox.commands.options import CACHE_DIR, ENCODER_OPTIONS, QUIET
 from benchbox.console import log, out, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.storage.runs import MANIFEST
 
 cache_app = typer.Typer(help="See and repair the embedding cache.", no_args_is_help=True)
 
-CacheDir = Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")]
 EncoderArg = Annotated[Optional[list[str]], typer.Argument(help="Fingerprints, encoder names or trained-model folders (default: all).")]
-EncoderOpts = Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE, when ENCODER is a name.")]
 
 
 def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str] | None,
@@ -79,7 +78,7 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[
 
 
 @cache_app.command("status")
-def status(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None) -> None:
+def status(encoder: EncoderArg = None, cache_dir: CACHE_DIR = None, encoder_opt: ENCODER_OPTIONS = None) -> None:
     """Per encoder fingerprint: shards, sentences, dimension, size on disk and quarantined shards (no checking)."""
     cache = EmbeddingCache(cache_dir)
     table = Table(title=f"embedding cache {cache.directory}")
@@ -103,8 +102,8 @@ def status(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: 
 
 
 @cache_app.command("verify")
-def verify(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None,
-           quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line.")] = False) -> None:
+def verify(encoder: EncoderArg = None, cache_dir: CACHE_DIR = None, encoder_opt: ENCODER_OPTIONS = None,
+           quiet: QUIET = False) -> None:
     """Check every shard's checksum and contents; move damaged shards to quarantine (they are re-encoded on
     next use). Exits 1 if any shard was damaged."""
     set_quiet(quiet)
@@ -124,7 +123,7 @@ def verify(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: 
 
 
 @cache_app.command("clear")
-def clear(encoder: EncoderArg = None, cache_dir: CacheDir = None, encoder_opt: EncoderOpts = None) -> None:
+def clear(encoder: EncoderArg = None, cache_dir: CACHE_DIR = None, encoder_opt: ENCODER_OPTIONS = None) -> None:
     """Delete the cached embeddings of each ENCODER (default: of every encoder), quarantined shards included.
     Only folders the cache wrote are deleted; any other argument stops the command before anything is."""
     cache = EmbeddingCache(cache_dir)

@@ -7,12 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data.root import existing_data_dir
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.storage.jsonio import json_option, to_stdout
+from benchbox.storage.jsonio import to_stdout
 from benchbox.storage.outdir import check_output_file
-from benchbox.options import AT_LEAST_0, THREADS, in_range
+from benchbox.commands.options import (BOOTSTRAP, DATA_DIR, QUIET, RUNS_DIR, SEED, THREADS, csv_option, in_range,
+                                       json_option)
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
@@ -34,24 +35,25 @@ def compare_command(
     ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root for encoders evaluated on demand.", callback=existing_data_dir)] = None,
-    runs_dir: Annotated[Path, typer.Option(help="Where runs evaluated on demand are looked up (reused when they match) and written.")] = Path("runs"),
+    data_dir: DATA_DIR = None,
+    runs_dir: RUNS_DIR = Path("runs"),
     rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
     test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
     item_dependence: Annotated[str, typer.Option("--item-dependence", help="Correlation rows whose pairs share a sentence: sentence-groups (a jackknife over groups of pairs linked by shared sentences) or independent (Williams/Steiger as if every pair were independent: the published reference).")] = "sentence-groups",
-    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (at least 2).", callback=in_range(2))] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (and of on-demand evaluation).", callback=AT_LEAST_0)] = 1111,
+    test_resamples: Annotated[int, typer.Option("--test-resamples", help="Resamples of the paired bootstrap tests and of the intervals of the differences (at least 2).", callback=in_range(2))] = DEFAULT_RESAMPLES,
+    bootstrap: BOOTSTRAP = DEFAULT_RESAMPLES,
+    seed: SEED = DEFAULT_SEED,
     family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
-    csv: Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the comparison table as CSV (and the claims beside it, NAME.claims.csv); - for standard output (the table only).")] = None,
+    csv: csv_option("Write the comparison table as CSV (and the claims beside it, NAME.claims.csv; not on standard output)") = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Tables with every column (both values, test, raw and both adjusted p), even wider than the terminal.")] = False,
     threads: THREADS = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
@@ -69,7 +71,7 @@ def compare_command(
     names, task_options = parse_task_arguments(task or [])
     options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
-                         correction=correction, n_boot=bootstrap, seed=seed, options=options, log=log,
+                         correction=correction, n_boot=test_resamples, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun,
                          item_dependence=item_dependence)

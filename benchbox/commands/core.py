@@ -11,15 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.data.root import existing_data_dir
 from benchbox.device import check_device_name
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import Evaluation, load_encoder, run_tasks
-from benchbox.labels import label_option, model_folder_label
-from benchbox.storage.jsonio import SCHEMA_VERSION, json_option, to_stdout, write_json
+from benchbox.labels import model_folder_label
+from benchbox.storage.jsonio import SCHEMA_VERSION, to_stdout, write_json
 from benchbox.storage.outdir import check_output_file, check_writable
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, THREADS
+from benchbox.commands.options import (BATCH_SIZE, BOOTSTRAP, CACHE, CACHE_DIR, DATA_DIR, DEVICE, ENCODER_OPTIONS, NAME,
+                                       QUIET, RUNS_DIR, SEED, THREADS, json_option)
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
@@ -107,22 +108,22 @@ def eval_command(
     ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
-    name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in compare tables, JSON and reports (stored in the run manifest; default: the trained model's label, else the encoder name).", callback=label_option)] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).", callback=existing_data_dir)] = None,
-    runs_dir: Annotated[Path, typer.Option(help="Where the run folder is written.")] = Path("runs"),
+    name: NAME = None,
+    data_dir: DATA_DIR = None,
+    runs_dir: RUNS_DIR = Path("runs"),
     save: Annotated[bool, typer.Option(help="Write the run to --runs-dir.")] = True,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
-    cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
-    encoder_opt: Annotated[Optional[list[str]], typer.Option("--encoder-opt", "-e", help="Encoder option KEY=VALUE (e.g. vectors=PATH); repeatable.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of every random choice (SentEval: 1111).", callback=AT_LEAST_0)] = 1111,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for intervals with no closed form (0: none, those intervals are left empty).", callback=AT_LEAST_0)] = 1000,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda (for supervised probes).")] = "auto",
+    cache_dir: CACHE_DIR = None,
+    cache: CACHE = True,
+    encoder_opt: ENCODER_OPTIONS = None,
+    seed: SEED = DEFAULT_SEED,
+    bootstrap: BOOTSTRAP = DEFAULT_RESAMPLES,
+    device: DEVICE = "auto",
     task_option: Annotated[Optional[list[str]], typer.Option("--task-option", help="TASK:KEY=VALUE: one of a task's own options (as -t TASK:KEY=VALUE); repeatable.")] = None,
-    batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
+    batch_size: BATCH_SIZE = 128,
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
     threads: THREADS = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores).
     Each task option with a flag is an option here too (--text, --kfold, --features, ...: `benchbox describe

@@ -9,7 +9,7 @@ import typer
 
 from benchbox.console import log, progress_bar, set_quiet
 from benchbox.storage.outdir import output_file_lock
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, POSITIVE, THREADS
+from benchbox.commands.options import AT_LEAST_0, AT_LEAST_1, DEVICE, POSITIVE, QUIET, THREADS, out_option
 from benchbox.threads import set_threads
 
 features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
@@ -18,16 +18,16 @@ features_app = typer.Typer(help="Image features for grounded training and retrie
 @features_app.command("extract")
 def extract(
     images: Annotated[Path, typer.Option(help="Folder of images (.jpg/.jpeg/.png, searched recursively); ids = file names.")],
-    out: Annotated[Path, typer.Option(help="Output file: .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars).")],
+    out: out_option("the features file, .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars)", required=True),
     weights: Annotated[str, typer.Option(help="imagenet (torchvision's cache/download), PATH to a ResNet-152 state dict, or random (seeded random init: FOR TESTING ONLY).")] = "imagenet",
     batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).", callback=AT_LEAST_1)] = 16,
-    device: Annotated[str, typer.Option(help="auto (CUDA if available, else CPU), cpu, cuda or cuda:N.")] = "auto",
+    device: DEVICE = "auto",
     resume: Annotated[bool, typer.Option(help="Continue an existing --out file: keep its rows, compute only the missing images.")] = False,
     workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).", callback=AT_LEAST_0)] = 0,
     skip_unreadable: Annotated[bool, typer.Option(help="Warn about and skip unreadable image files instead of stopping.")] = False,
     save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.", callback=POSITIVE)] = 60.0,
     threads: THREADS = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """ResNet-152 penultimate-layer features (2048-d), averaged over 10 crops, for every image in --images."""
 

@@ -8,11 +8,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data.root import existing_data_dir
 from benchbox.console import log, out, progress_bar, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.storage.jsonio import json_option, to_stdout, write_json
-from benchbox.options import AT_LEAST_1, THREADS
+from benchbox.storage.jsonio import to_stdout, write_json
+from benchbox.commands.options import (AT_LEAST_1, BATCH_SIZE, CACHE, CACHE_DIR, DATA_DIR, QUIET, THREADS,
+                                       json_option)
 from benchbox.threads import set_threads
 from benchbox.storage.outdir import check_output_file
 
@@ -37,13 +37,13 @@ def neighbours_command(
     query: Annotated[Optional[list[str]], typer.Option("--query", help="A query sentence; repeatable.")] = None,
     query_file: Annotated[Optional[list[Path]], typer.Option(help="A file of queries, one per line; repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", help="Neighbours per query and encoder.", callback=AT_LEAST_1)] = 5,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")] = None,
-    cache: Annotated[bool, typer.Option(help="Use the embedding cache.")] = True,
-    batch_size: Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)] = 128,
+    data_dir: DATA_DIR = None,
+    cache_dir: CACHE_DIR = None,
+    cache: CACHE = True,
+    batch_size: BATCH_SIZE = 128,
     json_path: json_option("Write the neighbours as JSON (for `benchbox report --neighbours FILE`) instead of tables:") = None,
     threads: THREADS = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """Print each query's k nearest corpus captions (cosine) under every encoder, side by side."""
     from rich.table import Table

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from benchbox.commands.options import QUIET, out_option
 from benchbox.console import log, out, set_quiet
 
 
@@ -14,10 +15,10 @@ def report_command(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (or folders of runs, e.g. runs/), in the order to show them.")],
     compare: Annotated[bool, typer.Option("--compare", help="Add pairwise significance tests between the evaluation runs (and references).")] = False,
     fmt: Annotated[Optional[str], typer.Option("--format", help="md or html (default: from --out's suffix, else md).")] = None,
-    out_path: Annotated[Optional[Path], typer.Option("--out", help="Output file (default report.md / report.html); markdown figures go to <stem>_figures/ beside it.")] = None,
+    out_path: out_option("the report file (default: report.md, or report.html with --format html); a markdown report's figures go to <stem>_figures/ beside it") = None,
     reference: Annotated[Optional[list[str]], typer.Option("--reference", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k; repeatable.")] = None,
     neighbours: Annotated[Optional[list[Path]], typer.Option("--neighbours", help="A `benchbox neighbours --json` output file to show as tables; repeatable.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages (the comparisons being run).")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """Write a report on runs: claims first (with --compare), then semantic table and figure, retrieval, transfer, significance, training curves, and provenance."""
     from benchbox.reports import write_report

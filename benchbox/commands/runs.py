@@ -14,13 +14,12 @@ import typer
 from benchbox.storage.atomic import atomic_path
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.storage.jsonio import SCHEMA_VERSION, frame_records, json_option, to_stdout, write_json
+from benchbox.commands.options import QUIET, csv_option, json_option
+from benchbox.storage.jsonio import SCHEMA_VERSION, frame_records, to_stdout, write_json
 from benchbox.storage.outdir import check_output_file
 
 RunsDir = Annotated[Optional[list[Path]], typer.Argument(help="Run folders or folders of runs (default: runs).")]
 SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Leave out folders that are not readable runs (with a warning) instead of stopping.")]
-CsvPath = Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help="Write the table as CSV (raw values); - for standard output.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No log output.")]
 
 
 def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -61,8 +60,8 @@ def _write_csv(frame: Any, csv: str) -> None:
     log(f"table written to {csv}")
 
 
-def runs_command(runs: RunsDir = None, skip_bad: SkipBad = False, csv: CsvPath = None,
-                 json_path: json_option("Write the runs as JSON:") = None, quiet: Quiet = False) -> None:
+def runs_command(runs: RunsDir = None, skip_bad: SkipBad = False, csv: csv_option("Write the table as CSV (raw values)") = None,
+                 json_path: json_option("Write the runs as JSON:") = None, quiet: QUIET = False) -> None:
     """List the runs in folders of runs: id, kind, label, encoder, tasks, created, path (oldest first)."""
     from benchbox.results import list_runs
 
@@ -83,9 +82,9 @@ def leaderboard_command(
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task column to show, in this order; repeatable (default: every task).")] = None,
     all_runs: Annotated[bool, typer.Option("--all-runs", help="One row per run instead of each model's newest run per task.")] = False,
     skip_bad: SkipBad = False,
-    csv: CsvPath = None,
+    csv: csv_option("Write the table as CSV (raw values)") = None,
     json_path: json_option("Write the leaderboard as JSON:") = None,
-    quiet: Quiet = False,
+    quiet: QUIET = False,
 ) -> None:
     """Main scores of many runs in one table: models (label, fingerprint and protocol variant) × tasks, each
     cell the task's declared main score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100

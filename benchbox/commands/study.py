@@ -11,7 +11,7 @@ import typer
 
 from benchbox.console import err, log, out, set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.options import AT_LEAST_1
+from benchbox.commands.options import AT_LEAST_1, QUIET, out_option
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 
@@ -56,12 +56,12 @@ def check_train(encoder: str, options: dict[str, Any]) -> None:
 
 def study_command(
     study_file: Annotated[Path, typer.Argument(help="The study file (TOML): [study] tasks, baseline; [[encoder]] name/seeds/train/options or run (docs/study.md).")],
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Study folder (default: [study] out, else the file's name beside it).")] = None,
+    out_dir: out_option("the study folder (default: [study] out, else the study file's name beside it)") = None,
     jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS (pip install 'benchbox[ray]'; the study folder must be on a shared file system).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed); start nothing.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    quiet: QUIET = False,
 ) -> None:
     """Train what is missing, evaluate every cell, compare (claims with headlines) and write the report;
     finished cells are never redone, an interrupted one restarts cleanly, a failed one does not stop the others.

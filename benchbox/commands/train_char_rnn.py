@@ -9,10 +9,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.data.root import existing_data_dir
 from benchbox.console import out, set_quiet
-from benchbox.labels import label_option
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, NON_NEGATIVE, POSITIVE, THREADS
+from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS, VECTORS,
+                                       out_option)
+from benchbox.options import DEFAULT_SEED
 from benchbox.training.config import ARCHITECTURES, TrainConfig
 
 
@@ -22,7 +22,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features; or clip features (.npz/.h5, [clips, frames, dim]) for --visual frame, average or attention.")] = None,
         visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the middle frame), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the caption's GloVe vectors through a learned projection).")] = "features",
         video_captions: Annotated[Optional[Path], typer.Option(help="Folder of an MSVD-format video caption dataset, for --dataset msvd: AllVideoDescriptions.txt ('<video_id> <description>' lines) and the split lists train.txt, dev.txt.")] = None,
-        word_vectors: Annotated[Optional[str], typer.Option(help="Fixed word vectors of --visual attention's queries: a GloVe/word2vec file (default: the packaged GloVe 6B 50-d).")] = None,
+        vectors: VECTORS = None,
         hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.", callback=AT_LEAST_1)] = 1024,
         epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
         cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
@@ -32,23 +32,23 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).", callback=NON_NEGATIVE)] = None,
         lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).", callback=POSITIVE)] = None,
         lr_min: Annotated[float, typer.Option(help="Lowest learning rate (at most --lr-max).", callback=NON_NEGATIVE)] = 1e-6,
-        seed: Annotated[int, typer.Option(help="Seed of initialisation, data order and random anchors.", callback=AT_LEAST_0)] = 0,
+        seed: SEED = DEFAULT_SEED,
         max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).", callback=AT_LEAST_1)] = None,
         eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
-        out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
-        name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in reports, and of its evaluation runs (stored in the run manifest; with --resume, replaces the stored one).", callback=label_option)] = None,
+        out_dir: out_option("the run folder (default: runs/<new id>)") = None,
+        name: NAME = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
-        data_dir: Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir).", callback=existing_data_dir)] = None,
+        data_dir: DATA_DIR = None,
         checkpoint_every: Annotated[int, typer.Option(help="Write the resumable checkpoint every N steps (and at every epoch end).", callback=AT_LEAST_1)] = 200,
         threads: THREADS = None,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+        quiet: QUIET = False,
     ) -> None:
         from benchbox.training.trainer import Trainer
 
         set_quiet(quiet)
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
-            video_captions=str(video_captions) if video_captions else None, word_vectors=word_vectors,
+            video_captions=str(video_captions) if video_captions else None, word_vectors=vectors,
             hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
             text_corpus=str(text_corpus) if text_corpus else None,
             lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,

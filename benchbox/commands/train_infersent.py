@@ -9,14 +9,15 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
-from benchbox.labels import label_option
-from benchbox.options import AT_LEAST_0, AT_LEAST_1, DROPOUT, NON_NEGATIVE, POSITIVE, THREADS, in_range
+from benchbox.commands.options import (AT_LEAST_1, DEVICE, DROPOUT, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS,
+                                       VECTORS, in_range, out_option)
+from benchbox.options import DEFAULT_SEED
 from benchbox.threads import set_threads
 
 
 def train_infersent(
     nli: Annotated[Path, typer.Option(help="SentEval-style NLI folder (s1.train, s2.train, labels.train, ... dev, test): SNLI or MultiNLI.")],
-    word_vectors: Annotated[Optional[str], typer.Option(help="Word vectors (GloVe/word2vec text, .npy+vocab, .bin); the paper: GloVe 840B 300-d. Default: the packaged GloVe 6B 50-d.")] = None,
+    vectors: VECTORS = None,
     hidden: Annotated[int, typer.Option(help="LSTM units per direction (embedding 2x); the paper: 2048.", callback=AT_LEAST_1)] = 2048,
     fc_dim: Annotated[int, typer.Option(help="Classifier hidden size.", callback=AT_LEAST_1)] = 512,
     nonlinear_fc: Annotated[bool, typer.Option(help="Tanh classifier with dropout (train_nli.py's default is linear layers).")] = False,
@@ -29,17 +30,17 @@ def train_infersent(
     lr_shrink: Annotated[float, typer.Option(help="Divide lr by this when dev accuracy does not improve (≥ 1).", callback=in_range(1))] = 5.0,
     min_lr: Annotated[float, typer.Option(help="Stop when lr falls below this.", callback=NON_NEGATIVE)] = 1e-5,
     max_norm: Annotated[float, typer.Option(help="Gradient norm clipping.", callback=POSITIVE)] = 5.0,
-    seed: Annotated[int, typer.Option(help="Seed of initialisation and shuffling.", callback=AT_LEAST_0)] = 1111,
+    seed: SEED = DEFAULT_SEED,
     train_split: Annotated[str, typer.Option(help="Split trained on (files s1.<split> ...).")] = "train",
     dev_split: Annotated[str, typer.Option(help="Split for model selection and the lr schedule.")] = "dev",
     test_split: Annotated[Optional[str], typer.Option(help="Split scored at the end ('' for none).")] = "test",
     max_train: Annotated[Optional[int], typer.Option(help="Use only the first N training pairs.", callback=AT_LEAST_1)] = None,
     max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.", callback=AT_LEAST_1)] = None,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    device: DEVICE = "auto",
     threads: THREADS = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default: runs/<new id>).")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="Label of the model in reports, and of its evaluation runs (stored in the run manifest).", callback=label_option)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log output.")] = False,
+    out_dir: out_option("the run folder (default: runs/<new id>)") = None,
+    name: NAME = None,
+    quiet: QUIET = False,
 ) -> None:
     """Train InferSent (Conneau et al. 2017) on NLI; prints the run folder (`benchbox eval RUN --task ...`)."""
     from benchbox.training.nli import NLIConfig, NLITrainer
@@ -47,7 +48,7 @@ def train_infersent(
     set_quiet(quiet)
     set_threads(threads)
     config = NLIConfig(
-        nli=str(nli), word_vectors=word_vectors, hidden=hidden, fc_dim=fc_dim, nonlinear_fc=nonlinear_fc,
+        nli=str(nli), word_vectors=vectors, hidden=hidden, fc_dim=fc_dim, nonlinear_fc=nonlinear_fc,
         dropout_fc=dropout_fc, padding=padding, epochs=epochs, batch_size=batch_size, lr=lr, decay=decay,
         lr_shrink=lr_shrink, min_lr=min_lr, max_norm=max_norm, seed=seed, train_split=train_split,
         dev_split=dev_split, test_split=test_split or None, max_train=max_train, max_dev=max_dev, device=device,

@@ -25,9 +25,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import PurePath
-from typing import Annotated, Any, Optional
-
-import typer
+from typing import Any
 
 from benchbox.storage.atomic import write_text
 
@@ -103,10 +101,3 @@ def write_json(target: str | os.PathLike, payload: Any, *, sort_keys: bool = Fal
 def to_stdout(target: str | os.PathLike | None) -> bool:
     """Whether an output option's value means standard output (``-``)."""
     return target is not None and os.fspath(target) == STDOUT
-
-
-def json_option(help_text: str) -> Any:
-    """The ``--json PATH|-`` option of a command: a file, or ``-`` for standard output."""
-    return Annotated[Optional[str], typer.Option(
-        "--json", help=f"{help_text} PATH, or - for standard output (then nothing else goes there); strict "
-                       "JSON, docs/schema.md.", metavar="PATH|-")]

@@ -60,6 +60,7 @@ from typing import Any
 from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
 from benchbox.include import INCLUDED
+from benchbox.options import DEFAULT_SEED
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.outdir import output_lock
 from benchbox.storage.runs import MANIFEST
@@ -129,7 +130,7 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
             except BenchboxError as exc:
                 raise BenchboxError(f"{path}: [[encoder]] {i} train: {exc}") from None
         options = {k: _option_text(v) for k, v in entry.options.items()}
-        seeds = entry.seeds or ([0] if entry.train is not None else [None])
+        seeds = entry.seeds or ([DEFAULT_SEED] if entry.train is not None else [None])
         group = f"{entry.name} ({len(seeds)} seeds)" if len(seeds) > 1 else None
         if group and any(c.group == group for c in cells):
             group = f"{group} #{i}"

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from benchbox.errors import BenchboxError
-from benchbox.options import check_number
+from benchbox.options import DEFAULT_SEED, check_number
 from benchbox.training.clips import CLIP_VISUALS
 from benchbox.training.data import VISUAL_MODES
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET
@@ -81,7 +81,7 @@ class TrainConfig:
     perceptual_weight: float = 1.0
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
     text_corpus: str | None = None
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     max_captions: int | None = None
     eval_semantic: tuple[str, ...] = ()
     data_dir: str | None = None
@@ -121,7 +121,7 @@ class TrainConfig:
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
 
     def _check_video(self, terms: tuple[tuple[str, float], ...]) -> None:
-        """``--video-captions`` exactly with ``--dataset msvd``; ``--word-vectors`` only with ``--visual attention``,
+        """``--video-captions`` exactly with ``--dataset msvd``; ``--vectors`` only with ``--visual attention``,
         whose projection is learnt through a term that reads the visual side."""
         if self.dataset == VIDEO_DATASET and not self.video_captions:
             raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
@@ -130,7 +130,7 @@ class TrainConfig:
             raise BenchboxError(f"--video-captions is only read with --dataset {VIDEO_DATASET}, not --dataset "
                                 f"{self.dataset}")
         if self.word_vectors and self.visual != "attention":
-            raise BenchboxError(f"--word-vectors drives --visual attention only, not --visual {self.visual}")
+            raise BenchboxError(f"--vectors drives --visual attention only, not --visual {self.visual}")
         if self.visual == "attention" and not any(t in VISUAL_TERMS for t, _ in terms):
             raise BenchboxError(f"--visual attention learns its projection through a term that reads the visual side "
                                 f"({', '.join(VISUAL_TERMS)}); --loss {self.loss} has none")

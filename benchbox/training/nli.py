@@ -34,6 +34,7 @@ from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_SEED
 from benchbox.storage.outdir import check_writable, output_lock
 from benchbox.storage.runs import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
@@ -66,7 +67,7 @@ class NLIConfig:
     lr_shrink: float = 5.0
     min_lr: float = 1e-5
     max_norm: float = 5.0
-    seed: int = 1111
+    seed: int = DEFAULT_SEED
     train_split: str = "train"
     dev_split: str = "dev"
     test_split: str | None = "test"
@@ -122,7 +123,7 @@ class NLITrainer:
             vectors = str(Path(vectors).expanduser().resolve())
         word_vectors = load_word_vectors(vectors)
         if config.word_vectors is None:
-            log("word vectors: the packaged GloVe 6B 50-d (the paper used GloVe 840B 300-d: --word-vectors PATH)")
+            log("word vectors: the packaged GloVe 6B 50-d (the paper used GloVe 840B 300-d: --vectors PATH)")
         device = torch.device("cuda" if config.device == "auto" and torch.cuda.is_available() else
                               ("cpu" if config.device == "auto" else config.device))
         torch.manual_seed(config.seed)
