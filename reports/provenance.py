@@ -59,8 +59,8 @@ def options_table(sources: list[Source]) -> Table | None:
     its checksums), with the data root."""
     values = []
     for s in sources:
-        record, m = s.run.record, s.run.manifest
-        flat = _flat({key: m[key] for key in ("options", "config", "training", "data_root") if key in m})
+        record = s.run.record
+        flat = _flat(record.settings)
         data = {k: v for k, v in record.data.items() if k != "sources"}
         if data:
             flat.update(_flat({"data": data}))

@@ -29,7 +29,7 @@ ACCURACY_PANEL = "accuracy (%)"
 
 def snapshots(run: Run) -> list[dict]:
     """The run's snapshot records sorted by epoch."""
-    return sorted((s for s in run.manifest.get("snapshots") or [] if "epoch" in s), key=lambda s: s["epoch"])
+    return sorted((s for s in run.record.snapshots if "epoch" in s), key=lambda s: s["epoch"])
 
 
 def semantic_headlines(run: Run) -> pd.DataFrame:
@@ -85,28 +85,20 @@ def status(run: Run, detail: bool = False) -> str:
     signal (``detail``: with how many steps were planned and how to resume it, as ``benchbox train`` says when
     interrupted); ``stopped: <error>`` for a run stopped by an error (e.g. a non-finite loss); ``running`` for one
     still being written (or killed without a chance to record it)."""
-    manifest = run.manifest
-    state = manifest.get("status", "")
-    if state == "stopped" and manifest.get("error"):
-        return f"stopped: {manifest['error']}" if detail else "stopped (error)"
+    record = run.record
+    state = record.status or ""
+    if state == "stopped" and record.error:
+        return f"stopped: {record.error}" if detail else "stopped (error)"
     if state == "stopped":
-        step = manifest.get("stopped_at_step")
+        step = record.stopped_at_step
         where = f"interrupted at step {step}" if step is not None else "interrupted"
         if not detail:
             return f"incomplete ({where})"
-        epochs, per_epoch = _setting(run, "epochs"), manifest.get("steps_per_epoch")
+        epochs, per_epoch = record.setting("epochs"), record.steps_per_epoch
         if step is not None and isinstance(epochs, int) and isinstance(per_epoch, int):
             where += f" of {epochs * per_epoch}"
         return f"incomplete ({where}; resume with the same benchbox train command and --out {run.path} --resume)"
     return state
-
-
-def _setting(run: Run, key: str) -> object:
-    """A training setting from the manifest's ``config`` (char-RNN) or ``training`` (InferSent) or encoder config."""
-    for block in (run.manifest.get("config"), run.manifest.get("training"), (run.manifest.get("encoder") or {}).get("config")):
-        if isinstance(block, dict) and key in block:
-            return block[key]
-    return None
 
 
 def selection(runs: list[tuple[str, Run]]) -> pd.DataFrame:
@@ -120,15 +112,17 @@ def selection(runs: list[tuple[str, Run]]) -> pd.DataFrame:
         best = max(snaps, key=lambda s: (s.get("score", -math.inf), s["epoch"]))
         semantic = semantic_headlines(run)
         at_best = semantic.loc[semantic["epoch"] == best["epoch"], "value"]
-        encoder = (run.manifest.get("encoder") or {}).get("name", "?")
-        details = ", ".join(str(v) for v in (_setting(run, "dataset"), _setting(run, "visual"), _setting(run, "loss")) if v)
+        record = run.record
+        encoder = record.encoder.name or "?"
+        details = ", ".join(str(v) for v in (record.setting("dataset"), record.setting("visual"), record.setting("loss"))
+                            if v)
         rows.append({
             "label": label, "group": f"{encoder} ({details})" if details else encoder,
-            "hidden": _setting(run, "hidden"), "epochs": len(snaps), "status": status(run),
-            "criterion": run.manifest.get("selection") or "not recorded",
+            "hidden": record.setting("hidden"), "epochs": len(snaps), "status": status(run),
+            "criterion": record.selection or "not recorded",
             "best_epoch": best["epoch"], "score": float(best.get("score", math.nan)),
             "semantic": float(at_best.mean()) if len(at_best) else math.nan,
-            "ensemble": ", ".join(run.manifest.get("ensemble") or []),
+            "ensemble": ", ".join(record.ensemble),
         })
     return pd.DataFrame(rows, columns=["label", "group", "hidden", "epochs", "status", "criterion", "best_epoch",
                                        "score", "semantic", "ensemble"])

@@ -21,6 +21,10 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class EncoderIdentity:
     """The encoder a run evaluated, as built (:func:`benchbox.storage.identity.encoder_record`)."""
@@ -83,10 +87,31 @@ class Manifest:
     #: and the training data (sizes, ``sources`` checksums)
     training: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
+    #: the settings as the manifest groups them (``options``, ``config`` or ``training``, ``data_root``): what a
+    #: report lists under each key
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: training runs: ``running``, ``complete`` or ``stopped``; the error that stopped one, the step a signal
+    #: stopped it at, and the steps of an epoch
+    status: str | None = None
+    error: str | None = None
+    stopped_at_step: int | None = None
+    steps_per_epoch: int | None = None
+    #: char-RNN training runs: one record per snapshot (``epoch``, ``file``, ``dev`` scores, ``score``), the
+    #: snapshot files of the final ensemble, and how snapshots were selected
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    ensemble: list[str] = field(default_factory=list)
+    selection: str | None = None
 
     @property
     def benchbox_version(self) -> str | None:
         return _text(self.packages.get("benchbox"))
+
+    def setting(self, key: str) -> Any:
+        """A training setting: from the training configuration, else the encoder's configuration (None)."""
+        for block in (self.training, _dict(self.encoder.record.get("config"))):
+            if key in block:
+                return block[key]
+        return None
 
     @classmethod
     def parse(cls, raw: dict[str, Any], run_id: str) -> Manifest:
@@ -116,4 +141,12 @@ class Manifest:
             command=[str(a) for a in raw["command"]] if isinstance(raw.get("command"), list) else [],
             training=dict(_dict(raw.get("config")) or _dict(raw.get("training"))),
             data=dict(_dict(raw.get("data"))),
+            settings={key: raw[key] for key in ("options", "config", "training", "data_root") if key in raw},
+            status=_text(raw.get("status")),
+            error=_text(raw.get("error")),
+            stopped_at_step=_int(raw.get("stopped_at_step")),
+            steps_per_epoch=_int(raw.get("steps_per_epoch")),
+            snapshots=[s for s in raw["snapshots"] if isinstance(s, dict)] if isinstance(raw.get("snapshots"), list) else [],
+            ensemble=[str(s) for s in raw["ensemble"]] if isinstance(raw.get("ensemble"), list) else [],
+            selection=_text(raw.get("selection")),
         )
