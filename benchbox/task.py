@@ -420,8 +420,10 @@ def resolve_options(tasks: list[Task], options: TaskOptions,
     for flag, value in options.flags.items():
         readers = {t.name: o.name for t in tasks for o in t.options if o.flag == flag}
         if not readers:
-            raise BenchboxError(f"--{flag} {value}: none of the tasks evaluated ({', '.join(by_name)}) reads it; "
-                                "drop it (`benchbox describe TASK` lists what each task reads)")
+            having = task_flags().get(flag, (None, ()))[1]
+            raise BenchboxError(f"--{flag} {value}: none of the tasks evaluated ({', '.join(by_name)}) reads it"
+                                + (f" ({', '.join(having)} do)" if having else "")
+                                + "; drop it (`benchbox describe TASK` lists what each task reads)")
         if all(key in options.task_options.get(name, {}) for name, key in readers.items()):
             log(f"warning: --{flag} {value} is overridden by -t TASK:KEY=VALUE for every task that reads it "
                 f"({', '.join(readers)}): ignored, and the run records the values used")

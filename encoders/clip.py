@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.encoder import VisionLanguageEncoder
 from benchbox.encoders.sbert import digest_folder
+from benchbox.encoders.towers import TextImageTowers
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
@@ -64,7 +64,7 @@ def _pooled(output: Any) -> torch.Tensor:
     return output if isinstance(output, torch.Tensor) else output.pooler_output
 
 
-class CLIPEncoder(VisionLanguageEncoder):
+class CLIPEncoder(TextImageTowers):
     """A transformers vision–language model's text tower (``encode``) and image tower (``encode_images``)."""
 
     name = "clip"
@@ -113,25 +113,14 @@ class CLIPEncoder(VisionLanguageEncoder):
             raise BenchboxError(f"clip max_length must be between 2 and {limit} (the text tower's positions), "
                                 f"got {self.max_length}")
         self.padding = "max_length" if self.model_type in PAD_TO_MAX_LENGTH else "longest"
-        self.truncation = TruncationCount(self.name, self.max_length, "option max_length")
-        self._dim = int(self._text(["a"]).shape[1])
-        self._digest: str | None = None
-
-    @property
-    def dim(self) -> int:
-        return self._dim
+        self.towers_ready(TruncationCount(self.name, self.max_length, "option max_length"))
 
     def config(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_type": self.model_type, "precision": self.precision,
                 "max_length": self.max_length, "padding": self.padding, "dim": self.dim}
 
-    def weights_digest(self) -> str:
-        if self._digest is None:
-            self._digest = digest_folder(self.folder)
-        return self._digest
-
-    def run_notes(self) -> dict[str, Any]:
-        return self.truncation.notes()
+    def _weights_digest(self) -> str:
+        return digest_folder(self.folder)
 
     @torch.inference_mode()
     def _text(self, sentences: list[str]) -> torch.Tensor:

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.encoder import VisionLanguageEncoder
 from benchbox.encoders.sbert import digest_folder
+from benchbox.encoders.towers import TextImageTowers
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
@@ -88,7 +88,7 @@ def resolve(open_clip: Any, model: str, checkpoint: str | None) -> tuple[str, Pa
     return model, file, file
 
 
-class OpenCLIPEncoder(VisionLanguageEncoder):
+class OpenCLIPEncoder(TextImageTowers):
     """An OpenCLIP model's text tower (``encode``) and image tower (``encode_images``)."""
 
     name = "open-clip"
@@ -121,27 +121,16 @@ class OpenCLIPEncoder(VisionLanguageEncoder):
         self.model.eval()
         self.dtype = next(self.model.parameters()).dtype
         self.context_length = int(self.tokenizer.context_length)
-        self.truncation = TruncationCount(self.name, self.context_length, "the model's context length")
-        self._dim = int(self._text(["a"]).shape[1])
-        self._digest: str | None = None
-
-    @property
-    def dim(self) -> int:
-        return self._dim
+        self.towers_ready(TruncationCount(self.name, self.context_length, "the model's context length"))
 
     def config(self) -> dict[str, Any]:
         return {"model": self.model_name, "checkpoint": self.checkpoint, "precision": self.precision,
                 "context_length": self.context_length, "dim": self.dim}
 
-    def weights_digest(self) -> str:
-        if self._digest is None:
-            from benchbox.data.root import sha256_file
+    def _weights_digest(self) -> str:
+        from benchbox.data.root import sha256_file
 
-            self._digest = digest_folder(self.weights) if self.weights.is_dir() else sha256_file(self.weights)
-        return self._digest
-
-    def run_notes(self) -> dict[str, Any]:
-        return self.truncation.notes()
+        return digest_folder(self.weights) if self.weights.is_dir() else sha256_file(self.weights)
 
     def _token_counts(self, sentences: list[str]) -> list[int]:
         """Tokens of each sentence with its start and end tokens, before truncation."""

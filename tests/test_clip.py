@@ -200,7 +200,7 @@ def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
     notes = manifest["encoder_notes"]  # beside the encoder's identity, not in it (reuse compares the identity)
     assert notes["max_length"] == POSITIONS and 0 < notes["truncated_sentences"] < notes["encoded_sentences"]
     assert isinstance(refused.exception, BenchboxError)
-    assert "none of the tasks evaluated (stsb-cosine) reads image files" in str(refused.exception)
+    assert "none of the tasks evaluated (stsb-cosine) reads it (retrieval, " in str(refused.exception)
 
 
 def test_coco_images_from_the_default_folder_against_the_clip_paper(models, tmp_path):

@@ -10,7 +10,6 @@ flags, when they parse their arguments, not by ``benchbox --help`` or the other 
 
 from __future__ import annotations
 
-import enum
 import inspect
 import warnings
 from typing import Annotated, Any, Optional
@@ -27,15 +26,15 @@ PARAMETER = "task_flag__"
 
 
 def _annotation(flag: str, option: TaskOption, tasks: tuple[str, ...]) -> Any:
-    """The typer annotation of one flag: the option's type (its choices as an enumeration), no default (each
-    task's own default applies), its help with the tasks that read it."""
+    """The typer annotation of one flag: the option's type (its choices shown as the value's name; each task's
+    option checks them, in one line), no default (each task's own default applies), its help with the tasks that
+    read it."""
     default = f"; default: {option.default}" if option.default is not None else ""
     help_text = f"{option.help} (tasks: {', '.join(tasks)}; -t TASK:{option.name}=VALUE for one task{default})"
-    kind = option.type
-    if option.choices and option.type is str:
-        kind = enum.Enum(f"{flag}-choices", {str(c): str(c) for c in option.choices}, type=str)
+    metavar = "|".join(map(str, option.choices)) if option.choices else None
     declared = f"--{flag}/--no-{flag}" if option.type is bool else f"--{flag}"
-    return Annotated[Optional[kind], typer.Option(declared, help=help_text, show_default=False)]
+    return Annotated[Optional[option.type], typer.Option(declared, help=help_text, show_default=False,
+                                                         metavar=metavar)]
 
 
 def flag_parameters(flags: dict[str, tuple[TaskOption, tuple[str, ...]]]) -> list[Any]:
@@ -81,8 +80,7 @@ class TaskFlagsCommand(TyperCommand):
     def invoke(self, ctx: Any) -> Any:
         flags = {param.name: param.opts[0].removeprefix("--") for param in self.task_options()}
         given = {flags[name]: ctx.params.pop(name) for name in list(ctx.params) if name in flags}
-        ctx.meta["task_flags"] = {flag: value.value if isinstance(value, enum.Enum) else value
-                                  for flag, value in given.items() if value is not None}
+        ctx.meta["task_flags"] = {flag: value for flag, value in given.items() if value is not None}
         return super().invoke(ctx)
 
 
