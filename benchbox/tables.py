@@ -85,8 +85,8 @@ def pair_table(rows: pd.DataFrame, correction: str, tasks: KnownTasks, wide: boo
     tested row. Numbers as each metric's spec in ``tasks`` says."""
     a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
     others = 0
-    if not wide and "unit" in rows:
-        summary = rows["unit"].astype(bool)
+    if not wide and "summary" in rows:
+        summary = rows["summary"].astype(bool)
         others = int((~summary).sum())
         rows = rows[summary]
     notes = [f"A is: verdict after {correction} at 5% (n.s.: no significant difference)",

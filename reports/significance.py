@@ -99,7 +99,7 @@ def compare_pairs(sources: list[Source], log: Callable[[str], None] = lambda mes
 
 
 #: columns of the comparison table (``benchbox.comparison.compare.COLUMNS``) the report does without
-OPTIONAL = {"statistic", "unit", "effect", "effect_var", "cluster"}
+OPTIONAL = {"statistic", "summary", "effect", "effect_var", "cluster"}
 
 
 def _check_columns(table: pd.DataFrame) -> None:
@@ -115,7 +115,7 @@ def _headline(a: str, b: str, rows: pd.DataFrame, correction: str, claims: pd.Da
     from benchbox.paired_tests import KINDS
     from benchbox.comparison.compare import VERDICTS
 
-    units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
+    units = rows[rows["summary"].astype(bool)] if "summary" in rows else rows
     counts = units["verdict"].value_counts()
     text = (f"{a} vs {b}: {a} is significantly better on {counts.get('better', 0)} of {len(units)} summary rows, worse "
             f"on {counts.get('worse', 0)} and not significantly different on "
@@ -149,7 +149,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
     p_column = "p_holm" if correction == "holm" else "p_bh"
     for (a, b), rows in table.groupby(["model_a", "model_b"], sort=False):
         blocks.append(Paragraph(_headline(a, b, rows, correction, claims)))
-        units = rows[rows["unit"].astype(bool)] if "unit" in rows else rows
+        units = rows[rows["summary"].astype(bool)] if "summary" in rows else rows
         blocks.append(Table(
             caption=f"{a} vs {b}: the verdict for {a} per task, A − B with its unadjusted 95% interval, "
                     f"{name}-corrected p",

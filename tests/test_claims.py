@@ -181,7 +181,7 @@ def test_single_run_claim_names_what_it_cannot_assess_and_gives_delta_r(three_ru
     good, _, bad = three_runs
     comparison = compare([str(good), str(bad)], ["sts12"], n_boot=50)
     claim = comparison.claims.iloc[0]
-    rows = comparison.table[comparison.table["unit"].astype(bool) & (comparison.table["metric"] == "pearson")]
+    rows = comparison.table[comparison.table["summary"].astype(bool) & (comparison.table["metric"] == "pearson")]
     assert claim["mean_diff"] == pytest.approx(rows["diff"].mean())  # Δr on the correlation scale, per row averaged
     line = comparison.headlines()[0]
     assert f"(mean Δr = {claim['mean_diff']:+.3f})" in line

@@ -325,3 +325,25 @@ def test_a_plugin_raising_at_import_is_listed_with_its_error_and_fails_alone(cap
     one_line_error(*cli(capsys, "eval", "glove-bow", "-t", "bad-import-task", "--no-save")[::2],
                    "task 'bad-import-task' from benchbox-badplugin 0.0.1", "failed to load: RuntimeError")
     assert ENCODERS.get("sbert").__name__ == "SBertEncoder"  # other names still load
+
+
+def test_module_attribute_is_found_in_the_current_folder_by_the_benchbox_script(tmp_path):
+    """Issue #28: ``benchbox eval my_models:MyEncoder`` from the folder holding my_models.py failed with "no
+    module 'my_models'": the console script's sys.path has its own folder, not the current one (``python -m``
+    has it). The current folder is now looked in, after sys.path."""
+    import os
+    import subprocess
+
+    (tmp_path / "my_models.py").write_text(
+        "import numpy as np\n\n"
+        "class MyEncoder:\n"
+        "    name = 'my-encoder'\n"
+        "    def encode(self, sentences):\n"
+        "        return np.array([[len(s), s.count(' ') + 1.0] for s in sentences], dtype=np.float32)\n")
+    script = Path(sys.executable).with_name("benchbox")
+    env = {**os.environ, "PYTHONPATH": ""}
+    done = subprocess.run([str(script), "eval", "my_models:MyEncoder", "-t", "stsb-cosine", "--no-save",
+                           "--bootstrap", "0", "--json", "-"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["encoder"] == "my-encoder"

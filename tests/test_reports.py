@@ -256,7 +256,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
                 "value_a": 0.5, "ci_low_a": 0.45, "ci_high_a": 0.55, "value_b": 0.4, "ci_low_b": 0.35,
                 "ci_high_b": 0.45, "diff": 0.1, "diff_ci_low": 0.05, "diff_ci_high": 0.15, "test": "williams",
                 "statistic": 3.1, "p": p, "p_holm": 2 * p, "p_bh": 1.5 * p, "verdict": verdict, "approximate": False,
-                "unit": unit}
+                "summary": unit}
 
     class Fake:
         correction, family, tasks = "holm", "all", KnownTasks()

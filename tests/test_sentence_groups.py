@@ -285,7 +285,7 @@ def test_the_26_semantic_rows_fall_into_14_clusters(data_root, tmp_path):
     comparison = compare(["tests.helpers:LetterCounts", "glove-bow"], SEMANTIC, data_dir=data_root.root,
                          runs_dir=tmp_path / "runs", n_boot=20)
     table = comparison.table
-    units = table[table["unit"].astype(bool)]
+    units = table[table["summary"].astype(bool)]
     assert len(units) == 26
     partition = {frozenset(zip(rows["task"], rows["subset"])) for _, rows in units.groupby("cluster")}
     singletons = {(t, s) for t, s in zip(units["task"], units["subset"])} - STSB_CLUSTER - ONWN_CLUSTER

@@ -167,7 +167,7 @@ def test_compare_pairs_the_per_image_items(root, tmp_path):
              for e in (tight, loose)]
     table = compare([str(p) for p in paths], ["structure"]).table
     assert set(table["metric"]) == {"e_intra", "e_inter", "e_intra_minus_inter"}
-    assert set(table["test"]) == {"bootstrap"} and not table["unit"].any()
+    assert set(table["test"]) == {"bootstrap"} and not table["summary"].any()
     row = table[table["metric"] == "e_intra_minus_inter"].iloc[0]
     assert row["diff"] == pytest.approx(row["value_a"] - row["value_b"])
     assert row["diff_ci_low"] < row["diff"] < row["diff_ci_high"]

@@ -170,7 +170,7 @@ def test_compact_compare_table_shows_the_rows_its_summary_counts():
     """Issue #27: the table showed 9 worse and 3 better rows while the summary said "better on 2, worse on 2 of
     26 tasks" (it counted summary rows only). The compact table now shows those rows, and says how many more
     the wide view has."""
-    rows = _comparison_rows().assign(unit=[True, True, False, True, False])
+    rows = _comparison_rows().assign(summary=[True, True, False, True, False])
     lines = _render(pair_table(rows, "holm", TASKS), 140)
     shown = [line for line in lines if line.split() and line.split()[0] in ("n.s.", "worse", "better")]
     assert len(shown) == 3

@@ -151,7 +151,7 @@ def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, cor
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
     total_tests = int(table["p"].notna().sum())
-    table = table[table["unit"].astype(bool)]
+    table = table[table["summary"].astype(bool)]
     kinds = pd.Series([known.spec(task, metric).kind for task, metric in zip(table["task"], table["metric"])],
                       index=table.index, dtype=object)
     pooled = _pooled_metrics(table, known)

@@ -69,7 +69,7 @@ from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
            "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
-           "p_bh", "verdict", "approximate", "unit", "effect", "effect_var", "cluster"]
+           "p_bh", "verdict", "approximate", "summary", "effect", "effect_var", "cluster"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
 #: the families a correction may run over, as the report states them
@@ -105,7 +105,7 @@ def _row(a: Source, b: Source, task: str, subset: str, spec: MetricSpec, result:
         "value_b": float(rb["value"]), "ci_low_b": float(rb["ci_low"]), "ci_high_b": float(rb["ci_high"]),
         "diff": float(ra["value"]) - float(rb["value"]), "diff_ci_low": float(result.ci[0]),
         "diff_ci_high": float(result.ci[1]), "test": result.test, "statistic": float(result.statistic),
-        "p": float(result.p), "approximate": result.approximate, "unit": spec.summary,
+        "p": float(result.p), "approximate": result.approximate, "summary": spec.summary,
         "effect": float(effect[0]) if effect else math.nan, "effect_var": float(effect[1]) if effect else math.nan,
         "cluster": cluster,
     }
@@ -204,7 +204,7 @@ class Comparison:
         """One line per pair: better / worse / no significant difference over the summary units."""
         lines = []
         for a, b in self.pairs():
-            rows = self.table[(self.table["model_a"] == a) & (self.table["model_b"] == b) & self.table["unit"]]
+            rows = self.table[(self.table["model_a"] == a) & (self.table["model_b"] == b) & self.table["summary"]]
             counts = rows["verdict"].value_counts()
             note = " (approximate: published numbers, no per-item scores)" if rows["approximate"].any() else ""
             lines.append(

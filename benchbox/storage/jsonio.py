@@ -30,7 +30,7 @@ from typing import Any
 from benchbox.storage.atomic import write_text
 
 #: version of the output contract (docs/schema.md): bumped when a field changes meaning or disappears
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: the target that means standard output
 STDOUT = "-"
 
