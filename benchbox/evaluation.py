@@ -29,17 +29,8 @@ from benchbox.data.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
 from benchbox.storage.runs import METRIC_COLUMNS, write_run
-from benchbox.task import (
-    DataFile,
-    EvalContext,
-    MetricRecord,
-    Task,
-    TaskOptions,
-    TaskResult,
-    locate_file,
-    resolve_options,
-    resolve_tasks,
-)
+from benchbox.task import DataFile, EvalContext, MetricRecord, Task, TaskResult, locate_file, resolve_tasks
+from benchbox.task_options import TaskOptions, resolve_options
 
 
 @dataclass

@@ -34,7 +34,8 @@ from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.identity import describe_difference, differences, encoder_record, task_record
 from benchbox.storage.provenance import package_versions
 from benchbox.storage.runs import MANIFEST, Run
-from benchbox.task import Task, TaskOptions, option_values
+from benchbox.task import Task
+from benchbox.task_options import TaskOptions, option_values
 
 EMBEDDED_PREFIX = "embedded:"
 

@@ -31,7 +31,8 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.tasks.evaluation_split import OnEvaluationSplit
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskOption, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
+from benchbox.task_options import TaskOption
 from benchbox.tasks.retrieval import IMAGES
 from benchbox.tasks.structure_measures import structure
 

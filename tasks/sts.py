@@ -35,16 +35,8 @@ from benchbox.stats.resampling import (
     weighted_spearman,
 )
 from benchbox.stats import fisher_ci
-from benchbox.task import (
-    EvalContext,
-    MetricRecord,
-    MetricSpec,
-    Task,
-    TaskGroup,
-    TaskOption,
-    TaskOptions,
-    TaskResult,
-)
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
+from benchbox.task_options import TaskOption, TaskOptions
 from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
 
 TEXT_VARIANTS = ("senteval", "raw")

@@ -43,7 +43,8 @@ from benchbox.device import resolve_device
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskOption, TaskResult
+from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_options import TaskOption
 from benchbox.tasks.senteval_data import (
     BINARY_FILES,
     MRPC_FILES,

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from benchbox.encoder import Encoder
-from benchbox.task import TaskOptions
+from benchbox.task_options import TaskOptions
 
 
 class TableEncoder(Encoder):

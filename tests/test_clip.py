@@ -15,7 +15,7 @@ from benchbox.storage.cache import EmbeddingCache
 from benchbox.storage.identity import cache_key, image_cache_key
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
-from benchbox.task import TaskOptions
+from benchbox.task_options import TaskOptions
 from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip
 
 SPEC = "benchbox.encoders.clip:CLIPEncoder"  # the class behind the registry name ``clip``

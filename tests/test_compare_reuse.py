@@ -18,7 +18,7 @@ from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.storage.runs import MANIFEST
-from benchbox.task import TaskOptions
+from benchbox.task_options import TaskOptions
 from tests.helpers import LetterCounts
 
 STSB_TEST = "senteval/downstream/STS/STSBenchmark/sts-test.csv"

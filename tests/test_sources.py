@@ -10,7 +10,7 @@ from benchbox.comparison.compare import compare, compare_sources
 from benchbox.errors import BenchboxError
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.sources import resolve_sources
-from benchbox.task import TaskOptions
+from benchbox.task_options import TaskOptions
 
 BOOT = 50
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.task import TaskOptions, resolve_options, resolve_tasks, task_flags
+from benchbox.task import resolve_tasks
+from benchbox.task_options import TaskOptions, resolve_options, task_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = '''
@@ -21,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from benchbox.registry import TASKS
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskOption, TaskResult
+from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_options import TaskOption
 
 SENTENCES = ("a", "bb", "ccc dd", "eeee ffff", "ggggg hh ii", "jjjjjj kk ll mm")
 

@@ -22,7 +22,8 @@ from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS
 from benchbox.reports import write_report
 from benchbox.storage.runs import Run
-from benchbox.task import DataFile, MetricRecord, MetricSpec, Task, TaskOption, TaskOptions, TaskResult
+from benchbox.task import DataFile, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_options import TaskOption, TaskOptions
 from tests.helpers import LetterCounts
 
 NAME = "paraphrase-auc-test"

@@ -17,7 +17,8 @@ from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
-from benchbox.task import TaskOptions, parse_task_arguments
+from benchbox.task import parse_task_arguments
+from benchbox.task_options import TaskOptions
 
 
 def _seed_groups(values: list[str]) -> dict[str, list[str]]:

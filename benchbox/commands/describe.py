@@ -10,7 +10,8 @@ from benchbox.console import out
 from benchbox.data.root import known_files
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
-from benchbox.task import DataFile, TaskGroup, TaskOptions, option_values, task_class
+from benchbox.task import DataFile, TaskGroup, task_class
+from benchbox.task_options import TaskOptions, option_values
 
 
 def describe_lines(name: str) -> list[str]:

@@ -19,7 +19,7 @@ import typer.main
 from typer.core import TyperCommand
 
 from benchbox.registry import PluginWarning
-from benchbox.task import TaskOption, task_flags
+from benchbox.task_options import TaskOption, task_flags
 
 #: the prefix of a flag's parameter name, apart from the command's own parameters
 PARAMETER = "task_flag__"

@@ -64,7 +64,8 @@ from benchbox.errors import BenchboxError
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
 from benchbox.reuse import EMBEDDED_PREFIX
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
-from benchbox.task import MetricSpec, TaskOptions, resolve_tasks
+from benchbox.task import MetricSpec, resolve_tasks
+from benchbox.task_options import TaskOptions
 from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
 
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",

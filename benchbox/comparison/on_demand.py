@@ -16,7 +16,8 @@ from benchbox.evaluation import run_tasks
 from benchbox.reuse import find_reusable_run
 from benchbox.storage.outdir import check_writable
 from benchbox.storage.runs import Run
-from benchbox.task import TaskOptions, resolve_options, resolve_tasks
+from benchbox.task import resolve_tasks
+from benchbox.task_options import TaskOptions, resolve_options
 
 
 @dataclass(frozen=True)

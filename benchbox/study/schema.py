@@ -25,7 +25,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from benchbox.errors import BenchboxError
-from benchbox.task import task_flags
+from benchbox.task_options import task_flags
 
 #: a scalar TOML value of a ``train`` or ``options`` table
 Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
@@ -195,7 +195,8 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
     and the key. Returns, for each ``[[encoder]]``, the encoder option its seeds go to (None: to its training,
     or it has no seeds)."""
     from benchbox.registry import TASKS
-    from benchbox.task import TaskOptions, parse_task_arguments, resolve_options, resolve_tasks
+    from benchbox.task import parse_task_arguments, resolve_tasks
+    from benchbox.task_options import TaskOptions, resolve_options
 
     try:
         names, options = parse_task_arguments(spec.study.tasks)  # TASK:KEY=VALUE sets an option

@@ -155,7 +155,8 @@ def load_training_data(config: TrainConfig) -> TrainingData:
     images than one batch."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:
-        from benchbox.task import TaskOptions, option_values, resolve_tasks
+        from benchbox.task import resolve_tasks
+        from benchbox.task_options import TaskOptions, option_values
 
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(option_values(task, TaskOptions())))
