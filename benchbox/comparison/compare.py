@@ -303,7 +303,6 @@ def compare_sources(
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     frames, lowers, mismatches, known = [], [], [], KnownTasks()
-    settings = PairSettings(n_boot, seed, test, item_dependence)
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if tasks is None or t in tasks]
@@ -315,7 +314,8 @@ def compare_sources(
             raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
                                 "--allow-protocol-mismatch to compare them anyway (recorded)")
         mismatches += differ
-        table, lower = compare_pair(a, b, chosen, pair_known, settings)
+        # the sentence groups are the pair's own: runs compared under another protocol may hold other sentences
+        table, lower = compare_pair(a, b, chosen, pair_known, PairSettings(n_boot, seed, test, item_dependence))
         known.update({task: metadata for task, metadata in pair_known.items() if task not in known})
         lowers.append(lower)
         if family == "pair":
