@@ -265,7 +265,8 @@ def protocol_switches(task: type[Task] | Task) -> list[str]:
     return [o.protocol_key for o in task.options if o.protocol_key]
 
 
-def parse_task_arguments(values: list[str], extra: list[str] | None = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def parse_task_arguments(values: list[str],
+                         extra: list[str] | None = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """Task names and per-task options from ``--task`` values (``NAME`` or ``TASK:KEY=VALUE``, which also selects
     the task) and ``--task-option`` values (``TASK:KEY=VALUE`` only). A group's option goes to each member that
     has it. Values are parsed and checked against the task's :class:`~benchbox.task.TaskOption` now: a bad one

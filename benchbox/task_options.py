@@ -50,7 +50,8 @@ class TaskOption:
             try:
                 value = self.type(text)
             except ValueError:
-                raise BenchboxError(f"task option {task}:{self.name} must be {_TYPES[self.type]}, got {text!r}") from None
+                raise BenchboxError(f"task option {task}:{self.name} must be {_TYPES[self.type]}, "
+                                    f"got {text!r}") from None
             return self.check(task, value)
         return self.check(task, text)
 
@@ -106,8 +107,8 @@ class TaskOptions:
 
 
 def option_values(task: Any, options: TaskOptions) -> dict[str, Any]:
-    """Every option of ``task`` (a task class or object): the value given for it (``options.task_options``), else its flag's value
-    (``options.flags``), else its default; each checked."""
+    """Every option of ``task`` (a task class or object): the value given for it (``options.task_options``), else its
+    flag's value (``options.flags``), else its default; each checked."""
     given = options.task_options.get(task.name, {})
     values = {}
     for option in task.options:

@@ -69,7 +69,8 @@ def numbers(frame: pd.DataFrame, column: str, path: Path, task: str) -> np.ndarr
     bad = values.isna() | ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise BenchboxError(f"task {task}: {path}, row {row + 1}: {column} is {frame[column].iloc[row]!r}, not a number")
+        raise BenchboxError(f"task {task}: {path}, row {row + 1}: {column} is {frame[column].iloc[row]!r}, "
+                            "not a number")
     return values.to_numpy(float)
 
 
@@ -113,7 +114,8 @@ class TableTask(Task):
     required: ClassVar[tuple[str, ...]] = ()
     tables: ClassVar[int] = 1
 
-    def table(self, ctx: EvalContext, index: int = 0, required: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, Path]:
+    def table(self, ctx: EvalContext, index: int = 0,
+              required: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, Path]:
         """Data file ``index`` as a table with the base's column names, and its path."""
         if len(self.data_files) <= index:
             raise BenchboxError(f"task {self.name} declares {len(self.data_files)} data file(s); its base reads "
@@ -189,7 +191,8 @@ class RetrievalTask(TableTask):
     required = ("query", "sentence", "relevant")
     tables = 2
     metrics = (_recall(1), _recall(5), _recall(10),
-               MetricSpec("mrr", "ranks", decimals=3, description="mean reciprocal rank of the first relevant document"),
+               MetricSpec("mrr", "ranks", decimals=3,
+                          description="mean reciprocal rank of the first relevant document"),
                MetricSpec("medr", "ranks", higher_is_better=False, unit="rank", decimals=1,
                           description="median rank of the first relevant document"))
     main_score = "mrr"

@@ -84,5 +84,6 @@ def _task_class(path: Path, entry: DeclaredTask) -> type[Task]:
                   "columns": dict(entry.columns), "license": entry.license, "citation": entry.citation,
                   "reference": entry.reference or f"declared in {path.name}", "version": entry.version,
                   "__module__": __name__}
-    attributes.update({key: value for key, value in (("group", entry.group), ("order", entry.order)) if value is not None})
+    attributes.update({key: value for key, value in (("group", entry.group), ("order", entry.order))
+                       if value is not None})
     return type(f"Declared_{entry.name.replace('-', '_')}", (base,), attributes)

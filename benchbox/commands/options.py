@@ -52,8 +52,8 @@ DROPOUT = in_range(0, 1, high_open=True)
 
 
 #: no progress or log lines
-QUIET = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or log lines (errors, and the results asked for, "
-                                                           "still print).")]
+QUIET = Annotated[bool, typer.Option("--quiet", "-q",
+                                     help="No progress or log lines (errors, and the results asked for, still print).")]
 #: CPU threads of the tensor and BLAS work (applied by :func:`benchbox.threads.set_threads`)
 THREADS = Annotated[Optional[int], typer.Option(
     "--threads", help="CPU threads for tensor and BLAS work (default: the CPUs this process may use, its cgroup "
@@ -68,14 +68,15 @@ BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the interva
 #: where tensors are computed
 DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N.")]
 #: the data root of a command that reads data
-DATA_DIR = Annotated[Optional[Path], typer.Option(help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B "
-                                                       "and SICK are embedded).", callback=existing_data_dir)]
+DATA_DIR = Annotated[Optional[Path], typer.Option(
+    help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).",
+    callback=existing_data_dir)]
 #: where evaluation runs are written
 RUNS_DIR = Annotated[Path, typer.Option(help="Where evaluation runs are written (compare reuses a matching run there "
                                              "instead of evaluating again).")]
 #: the embedding cache
-CACHE_DIR = Annotated[Optional[Path], typer.Option(help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache "
-                                                        "dir).")]
+CACHE_DIR = Annotated[Optional[Path], typer.Option(
+    help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")]
 CACHE = Annotated[bool, typer.Option(help="Use the embedding cache.")]
 #: an encoder's own options
 ENCODER_OPTIONS = Annotated[Optional[list[str]], typer.Option(
@@ -88,14 +89,15 @@ NAME = Annotated[Optional[str], typer.Option(
     "trained model's label, else the encoder name).", callback=label_option)]
 #: word vectors, named as the encoders' option ``-e vectors=`` names them
 VECTORS = Annotated[Optional[str], typer.Option(
-    "--vectors", help="Word vectors: a GloVe or word2vec text file, .npy with its vocabulary, or word2vec .bin (default: "
-    "the packaged GloVe 6B 50-d); the same as an encoder's -e vectors=PATH.")]
+    "--vectors", help="Word vectors: a GloVe or word2vec text file, .npy with its vocabulary, or word2vec .bin "
+    "(default: the packaged GloVe 6B 50-d); the same as an encoder's -e vectors=PATH.")]
 
 
 def out_option(what: str, *, required: bool = False) -> Any:
     """``--out PATH``: where the command writes what it makes (``what`` says which: a file, a folder, a run
     folder, and the default when it is not ``required``)."""
-    return Annotated[Path if required else Optional[Path], typer.Option("--out", help=f"Where this command writes: {what}.")]
+    return Annotated[Path if required else Optional[Path],
+                     typer.Option("--out", help=f"Where this command writes: {what}.")]
 
 
 def json_option(help_text: str) -> Any:

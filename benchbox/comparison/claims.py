@@ -94,7 +94,7 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, runs_a: list
         return None
     per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
                                                  diff=("diff", "mean"), cluster=("cluster", "first"))
-    clusters = per_row["cluster"].astype(str).tolist()  # shared items, from the comparison (benchbox.comparison.pairing)
+    clusters = per_row["cluster"].astype(str).tolist()  # shared items (benchbox.comparison.pairing)
     if len(set(clusters)) < 2:
         return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over
     pooled = pool_effects(per_row["effect"], per_row["var"], method=pooling, clusters=clusters)

@@ -96,7 +96,8 @@ def _shared_rows(a: Source, b: Source, task: str) -> list[tuple[str, str]]:
     return [k for k in zip(ma["subset"].astype(str), ma["metric"]) if k in keys_b]
 
 
-def _row(a: Source, b: Source, task: str, subset: str, spec: MetricSpec, result: RowTest, cluster: str) -> dict[str, Any]:
+def _row(a: Source, b: Source, task: str, subset: str, spec: MetricSpec, result: RowTest,
+         cluster: str) -> dict[str, Any]:
     """One row of the comparison table: both records, the difference and its test."""
     ra, rb = a.value(task, subset, spec.name), b.value(task, subset, spec.name)
     effect = result.effect
@@ -118,9 +119,9 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
     better. The rows' clusters come first, from the sentences of either run's items (a published comparator has
     none)."""
     found = {task: (a.items(task), b.items(task)) for task in tasks}
-    clusters = row_clusters(
-        {task: ia if ia is not None and not ia.empty and sentence_columns(ia) else ib for task, (ia, ib) in found.items()},
-        {task: known[task].item_keys for task in tasks})
+    texts = {task: ia if ia is not None and not ia.empty and sentence_columns(ia) else ib
+             for task, (ia, ib) in found.items()}
+    clusters = row_clusters(texts, {task: known[task].item_keys for task in tasks})
     rows, lower = [], []
     for task in tasks:
         ia, ib = found[task]
