@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from benchbox.cli import app
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_SEED
 from benchbox.storage.outdir import output_lock
 
 runner = CliRunner()
@@ -120,9 +121,9 @@ def test_run_killed_before_its_first_checkpoint_restarts_cleanly(tmp_path):
     assert (out / "manifest.json").is_file() and not (out / "checkpoint.pt").exists()
     with pytest.raises(BenchboxError, match="stopped before its first checkpoint; run the same command without --resume"):
         Trainer.from_config(config, out, resume=True)
-    Trainer.from_config(config, out).run()  # restarted from scratch, with the new options (seed 0)
+    Trainer.from_config(config, out).run()  # restarted from scratch, with the new options (the default seed)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "complete" and manifest["config"]["seed"] == 0 and "resumed" not in manifest
+    assert manifest["status"] == "complete" and manifest["config"]["seed"] == DEFAULT_SEED and "resumed" not in manifest
     a = torch.load(fresh / "snapshots" / "epoch-001.pt", weights_only=True)["state_dict"]
     b = torch.load(out / "snapshots" / "epoch-001.pt", weights_only=True)["state_dict"]
     assert all(torch.equal(a[k], b[k]) for k in a)

@@ -153,7 +153,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     table = compare([str(a), str(b)], n_boot=300, seed=7).table.set_index("metric")
     ia, ib = Run.open(a).items(NAME), Run.open(b).items(NAME)
     row = table.loc["auc"]
-    assert row["test"] == "bootstrap" and not row["unit"]
+    assert row["test"] == "bootstrap" and not row["summary"]
     assert row["diff"] == pytest.approx(auc(ia) - auc(ib))
     assert row["diff_ci_low"] < row["diff"] < row["diff_ci_high"]
     assert row["p"] == pytest.approx(2 * st.norm.sf(abs(row["statistic"])))  # Wald p of diff / bootstrap SE
@@ -161,7 +161,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     again = compare([str(a), str(b)], n_boot=300, seed=8).table.set_index("metric").loc["auc"]
     assert again["diff"] == row["diff"] and again["diff_ci_low"] != row["diff_ci_low"]  # resampled with the seed
     accuracy = table.loc["accuracy"]
-    assert accuracy["test"] == "mcnemar" and accuracy["unit"]
+    assert accuracy["test"] == "mcnemar" and accuracy["summary"]
     discordant = (ia["correct"] != ib["correct"]).sum()
     assert accuracy["statistic"] <= discordant / 2
     # the task uninstalled: the recorded metadata still pairs the items and tests accuracy; the AUC's statistic is

@@ -317,7 +317,7 @@ def test_F_A_T_R_train_on_generated_clips_and_are_recorded(tmp_path):
     stacked = np.stack([frames[i] for i in ids])
     np.testing.assert_array_equal(runs["frame"].data.train.visual, stacked[:, 1])  # 4 frames: the middle is row 1
     np.testing.assert_allclose(runs["average"].data.train.visual, stacked.mean(axis=1), rtol=1e-6)
-    np.testing.assert_array_equal(runs["random"].data.train.visual, random_anchors(ids, 0))
+    np.testing.assert_array_equal(runs["random"].data.train.visual, random_anchors(ids, runs["random"].config.seed))
     attention = runs["attention"]
     assert attention.data.train.visual is None and attention.net.frame_attention.project.weight.abs().sum() > 0
     assert attention.data.word_vectors["dim"] == DIM
