@@ -119,7 +119,7 @@ def packed_loss(net: CharRNNNet, config: TrainConfig, chars: torch.Tensor, lengt
                 visual: torch.Tensor) -> torch.Tensor:
     """benchbox's step with the packed recurrent layer it trained with before (for the before/after ratio)."""
     caption = net.caption
-    captions = caption.pool(caption.recurrent(caption.embed(chars), lengths, packed=True), lengths)
+    captions = caption.pool(caption.recurrent(chars, lengths, packed=True), lengths)
     return sum(weighted_terms(config, captions, net.image(visual), None, None).values())
 
 
