@@ -25,12 +25,13 @@ Sequences are packed (``pack_padded_sequence``), so the recurrent layer never ru
 training on the CPU. There PyTorch's packed recurrent layer projects the inputs of all time steps at once and
 slices one step at a time, and the backward pass of each slice fills a zero gradient of the whole projection
 ([Σ lengths, 3n]): quadratic in the length, half the time of a training step at n = 1024. Training on the CPU
-therefore runs each direction over the padded batch with the module's own weights (:func:`bidirectional_padded`:
-the backward direction on every caption reversed within its length, so padding only ever comes after a
-caption's last character and never reaches its outputs); a GRU direction by :mod:`benchbox.encoders.gru_scan`,
-whose backward pass also forms the weight gradients in one product over all steps. The result equals the packed layer's up to float rounding
-(each step's product is over the whole batch instead of the captions still running: |Δ| ≈ 5e-8 per output);
-evaluation, and training on a GPU, keep the packed layer, so embeddings of a trained model are unchanged.
+therefore runs a GRU by :func:`benchbox.encoders.gru_scan.bidirectional_gru` (both directions in one autograd
+function, only the captions still running at each step, a hand-written backward pass that forms the weight
+gradients in one product over all steps) and an LSTM by each direction over the padded batch with the module's
+own weights (:func:`bidirectional_padded`: the backward direction on every caption reversed within its length,
+so padding only ever comes after a caption's last character and never reaches its outputs). The result equals
+the packed layer's to float rounding (the order of the sums differs: |Δ| ≈ 1e-7 per output); evaluation, and
+training on a GPU, keep the packed layer, so embeddings of a trained model are unchanged.
 """
 
 from __future__ import annotations

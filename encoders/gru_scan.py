@@ -15,33 +15,38 @@ Why not ``nn.GRU``: its packed CPU layer projects the inputs of all steps at onc
 and the backward pass of every slice fills a zero gradient of the whole projection — quadratic in the caption
 length — and autograd accumulates ∂L/∂W_hh one step at a time (a product with the batch as its inner dimension
 plus an addition of a [3n, n] matrix per step). Here, at n = 1024, batch 32 and about 55 steps, the recurrent
-products are about 85% of a training step and the rest of the arithmetic is arranged around them:
+products are over 80% of a training step, and the rest is arranged to cost little beside them:
 
-- **Rows**: the batch is sorted by length (longest first), so at step t the captions still running are the first
-  b_t rows and each product is over those rows only, as with a packed sequence (no work on padding). The
-  backward direction gathers each caption reversed within its length; the outputs are scattered back to the
-  caller's [B, T, 2n] layout, zero past each caption's length (as ``pad_packed_sequence`` leaves them).
-- **Forward step**: one product h_{t−1} W_hhᵀ added onto a buffer pre-filled with the input projection of all
-  steps (W_i x_t + b_i, with b_hr, b_hz folded in) and b_hn, then σ in place on the r, z columns, one
-  ``addcmul`` + ``tanh_`` for n_t and one ``lerp`` for h_t (n_t + z_t ⊙ (h_{t−1} − n_t)); step 0 (h_0 = 0) needs
-  no product.
-- **Backward step**: the gate gradients are ∂h_t times coefficients that do not depend on ∂h_t — for
-  ∂r: (1 − z)(1 − n²)(W_hn h + b_hn) r(1 − r), ∂z: (h_{t−1} − n) z(1 − z), ∂n: (1 − z)(1 − n²), and ∂n ⊙ r for
-  the recurrent part of the n gate — computed for all steps at once before the loop; a step is then one
-  multiplication of the four blocks by ∂h_t, one ``addcmul`` (∂L/∂h_{t−1} from z and the step's output gradient)
-  and one product with W_hh.
-- **Weight gradients** after the loop, each one product over all T·B rows: ∂W_hh = Σ_t g_tᵀ h_{t−1} (step 0
-  left out, h_0 = 0), ∂W_ih, ∂x.
-- **The product kernel**: where PyTorch has oneDNN (x86 builds), the weights are reordered once per call into
-  oneDNN's blocked layout (``torch.ops.mkldnn._reorder_linear_weight``) and each step's product runs through
-  ``torch.ops.mkldnn._linear_pointwise`` — the path PyTorch's own compiler uses for CPU linear layers with
-  frozen weights; at these shapes on one thread it is faster than BLAS on W_hhᵀ (about 6.5 against 8.7 ms per
-  step on the 2-core development machine). Elsewhere, and in double precision (which oneDNN's linear does not
-  take), each product is a BLAS ``addmm_`` on W_hh transposed once per call (the layout BLAS is fastest with
-  here).
+- **Rows**: the batch is sorted by length (longest first), so at step t the captions still running are the
+  first b_t rows and every per-step operation is over those rows only, as with a packed sequence (no work on
+  padding). The backward direction reads each caption reversed within its length; the outputs are scattered
+  back to the caller's [B, T, 2n] layout, zero past each caption's length (as ``pad_packed_sequence`` leaves
+  them).
+- **Input projection**: the input of a step is a character's embedding, so W_ih e + b_ih is computed once per
+  call for every character of the vocabulary (a [V, 3n] table) and a step gathers its rows; the gradient of
+  the table is the sum of the gate gradients of each character's positions (one ``index_add_``), and those of
+  the embedding, W_ih and b_ih follow from it by small products.
+- **Forward step**: the product h_{t−1} W_hhᵀ + b_hh (none at step 0, h_0 = 0), σ of the r, z columns,
+  ``addcmul`` + ``tanh_`` for n_t and one ``lerp`` for h_t = n_t + z_t ⊙ (h_{t−1} − n_t). The same step, while its
+  gates are in cache, stores the coefficients that turn ∂L/∂h_t into the gate gradients, none of which depend
+  on ∂L/∂h_t: (1 − z)(1 − n²)(W_hn h + b_hn) r(1 − r) for r, (h_t − n) (1 − z) = (h_{t−1} − n) z (1 − z) for z,
+  (1 − z)(1 − n²) for n, and that times r for the recurrent part of the n gate; and z itself.
+- **Backward step**: one multiplication of those four blocks by ∂L/∂h_t, one ``addcmul`` (the step's output
+  gradient plus ∂L/∂h_t ⊙ z) and one product with W_hh give ∂L/∂h_{t−1}.
+- **Weight gradients** after the loop, each one product over all T·B rows: ∂W_hh = Σ_t g_tᵀ h_{t−1} (step 0 left
+  out, h_0 = 0), and the table's gradient.
+- **The product kernel**: where PyTorch has oneDNN (x86 builds), W_hh is reordered once per call into oneDNN's
+  blocked layout (``torch.ops.mkldnn._reorder_linear_weight``) and every step's product runs through
+  ``torch.ops.mkldnn._linear_pointwise`` (with the bias, or the addition of the backward step, fused) — the
+  path PyTorch's own compiler takes for CPU linear layers with frozen weights. At these shapes on one thread
+  it is faster than BLAS (on the 2-core development machine about 6.5 ms per step against 7.3 for BLAS on a
+  transposed copy of W_hh and 8.7 for ``addmm`` on W_hh's transposed view, as ``nn.GRU`` and ``F.linear``
+  call it). Elsewhere, and in double precision (which oneDNN's linear does not take), each product is a BLAS
+  ``addmm`` on W_hh transposed once per call. ``BENCHBOX_GRU_PRODUCTS=blas`` (or :data:`PRODUCTS`) chooses BLAS.
 
 The arithmetic is the GRU's; only the order of the sums differs, so outputs and gradients equal the packed
-layer's to float rounding (``tests/test_char_rnn_model.py``; ``torch.autograd.gradcheck`` in double precision).
+layer's to float rounding (``tests/test_char_rnn_model.py``: |Δ| ≤ 1e-6 on outputs, ≤ 1e-5 relative on the
+gradients, for both kernels; ``torch.autograd.gradcheck`` in double precision).
 """
 
 from __future__ import annotations
