@@ -257,19 +257,20 @@ def _reference_run(config: TrainConfig) -> tuple[dict[str, torch.Tensor], list[f
     the protocol (docs/protocols.md, char-RNN encoders) with none of the trainer's machinery: the seed, then the
     network of the training captions' vocabulary; the epoch plan of (seed, epoch); the cyclic learning rate of
     each step; the weighted terms of ``--loss`` on the step's captions, visual vectors and partner captions; one
-    Adam update per step."""
+    update per step of the training's Adam (:func:`benchbox.training.optimizer.adam`)."""
     from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
     from benchbox.encoders.char_vocab import CharVocab
     from benchbox.training.batching import epoch_plan
     from benchbox.training.data import load_training_data
     from benchbox.training.distributed import TrainModule
+    from benchbox.training.optimizer import adam
     from benchbox.training.schedule import cyclic_cosine_lr
 
     train = load_training_data(config).train
     torch.manual_seed(config.seed)
     vocab = CharVocab.build(train.captions)
     net = CharRNNNet(vocab, NetConfig(hidden=config.hidden, feature_dim=train.feature_dim))
-    model, optimizer = TrainModule(net), torch.optim.Adam(net.parameters(), lr=config.resolved_lr_max)
+    model, optimizer = TrainModule(net), adam(net.parameters(), lr=config.resolved_lr_max)
     plan = epoch_plan(train.lengths, batch_size=config.batch_size, seed=config.seed, epoch=0)
     losses = []
     for step, batch in enumerate(plan):
