@@ -25,12 +25,13 @@ Sequences are packed (``pack_padded_sequence``), so the recurrent layer never ru
 training on the CPU. There PyTorch's packed recurrent layer projects the inputs of all time steps at once and
 slices one step at a time, and the backward pass of each slice fills a zero gradient of the whole projection
 ([Σ lengths, 3n]): quadratic in the length, half the time of a training step at n = 1024. Training on the CPU
-therefore runs each direction over the padded batch with the module's own weights (:func:`bidirectional_padded`:
-the backward direction on every caption reversed within its length, so padding only ever comes after a
-caption's last character and never reaches its outputs); a GRU direction by :mod:`benchbox.encoders.gru_scan`,
-whose backward pass also forms the weight gradients in one product over all steps. The result equals the packed layer's up to float rounding
-(each step's product is over the whole batch instead of the captions still running: |Δ| ≈ 5e-8 per output);
-evaluation, and training on a GPU, keep the packed layer, so embeddings of a trained model are unchanged.
+therefore runs a GRU by :func:`benchbox.encoders.gru_scan.bidirectional_gru` (both directions in one autograd
+function, only the captions still running at each step, a hand-written backward pass that forms the weight
+gradients in one product over all steps) and an LSTM by each direction over the padded batch with the module's
+own weights (:func:`bidirectional_padded`: the backward direction on every caption reversed within its length,
+so padding only ever comes after a caption's last character and never reaches its outputs). The result equals
+the packed layer's to float rounding (the order of the sums differs: |Δ| ≈ 1e-7 per output); evaluation, and
+training on a GPU, keep the packed layer, so embeddings of a trained model are unchanged.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from benchbox.storage.atomic import torch_save
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_vocab import PAD, CharVocab
 from benchbox.encoders.frame_attention import FrameAttention
-from benchbox.encoders.gru_scan import gru_scan
+from benchbox.encoders.gru_scan import bidirectional_gru
 
 SNAPSHOT_FORMAT = "benchbox.char-rnn.snapshot/1"
 RNN_TYPES = ("gru", "lstm")
@@ -121,16 +122,21 @@ class CaptionEncoder(nn.Module):
 
     def forward(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``chars`` [B, T] int64 (pad 0), ``lengths`` [B] int64 on CPU → [B, 2n]."""
-        embedded = self.embed(chars)
-        packed = not (torch.is_grad_enabled() and embedded.device.type == "cpu")  # module docstring
-        return self.pool(self.recurrent(embedded, lengths, packed=packed), lengths)
+        packed = not (torch.is_grad_enabled() and chars.device.type == "cpu")  # module docstring
+        return self.pool(self.recurrent(chars, lengths, packed=packed), lengths)
 
-    def recurrent(self, embedded: torch.Tensor, lengths: torch.Tensor, *, packed: bool) -> torch.Tensor:
-        """The recurrent layer's outputs [B, T_max, 2n], zero past each caption's length: by the packed layer,
-        or each direction over the padded batch (:func:`bidirectional_padded`)."""
+    def recurrent(self, chars: torch.Tensor, lengths: torch.Tensor, *, packed: bool) -> torch.Tensor:
+        """The recurrent layer's outputs [B, T_max, 2n] for the characters ``chars``, zero past each caption's
+        length: by the packed layer, or over the padded batch (a GRU by
+        :func:`benchbox.encoders.gru_scan.bidirectional_gru`, an LSTM by :func:`bidirectional_padded`)."""
         if not packed:
-            return bidirectional_padded(self.rnn, embedded[:, : int(lengths.max())], lengths)
-        sequence = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+            chars = chars[:, : int(lengths.max())]
+            if isinstance(self.rnn, nn.GRU):
+                return bidirectional_gru(chars, lengths, self.embed.weight,
+                                         [getattr(self.rnn, k + suffix) for suffix in ("", "_reverse")
+                                          for k in DIRECTION_WEIGHTS])
+            return bidirectional_padded(self.rnn, self.embed(chars), lengths)
+        sequence = pack_padded_sequence(self.embed(chars), lengths, batch_first=True, enforce_sorted=False)
         return pad_packed_sequence(self.rnn(sequence)[0], batch_first=True)[0]
 
     def pool(self, h: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -163,15 +169,13 @@ def reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 def bidirectional_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """The outputs [B, T, 2n] of the bidirectional one-layer ``rnn`` on the padded batch ``x`` (module
-    docstring): each direction's weights through :func:`benchbox.encoders.gru_scan.gru_scan` (a GRU) or
-    :func:`one_direction` (an LSTM), the backward one on the reversed captions; outputs past a caption's length
-    are zero, as ``pad_packed_sequence`` leaves them."""
+    """The outputs [B, T, 2n] of the bidirectional one-layer ``rnn`` (an LSTM while training on the CPU; a GRU
+    takes :func:`benchbox.encoders.gru_scan.bidirectional_gru`) on the padded batch ``x`` (module docstring):
+    each direction's weights in :func:`one_direction`, the backward one on the captions reversed within their
+    length; outputs past a caption's length are zero, as ``pad_packed_sequence`` leaves them."""
 
     def direction(inputs: torch.Tensor, suffix: str) -> torch.Tensor:
         weights = {k: getattr(rnn, k + suffix) for k in DIRECTION_WEIGHTS}
-        if isinstance(rnn, nn.GRU):
-            return gru_scan(inputs, *weights.values())
         return functional_call(one_direction(type(rnn), rnn.input_size, rnn.hidden_size), weights, (inputs,))[0]
 
     forward = direction(x, "")

@@ -135,44 +135,97 @@ def test_a_pickled_object_is_refused(tmp_path):
         load_snapshot(path)
 
 
-@pytest.mark.parametrize("rnn", ["gru", "lstm"])
-def test_cpu_training_path_equals_the_packed_layer(rnn):
-    """Training on the CPU runs each direction over the padded batch (no quadratic packed backward): its
-    outputs and gradients equal the packed bidirectional layer's to float rounding, and padded steps never
-    reach a caption's outputs."""
-    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+def _chars(lengths: list[int], width: int, vocab: int, seed: int) -> torch.Tensor:
+    """Random character ids (1 … vocab − 1) within each length, PAD after it."""
+    chars = torch.randint(1, vocab, (len(lengths), width), generator=torch.Generator().manual_seed(seed))
+    chars[torch.arange(width)[None, :] >= torch.tensor(lengths)[:, None]] = PAD
+    return chars
 
-    from benchbox.encoders.char_rnn_net import bidirectional_padded
 
+def _recurrent_and_grads(encoder, chars, lengths, packed):
+    out = encoder.recurrent(chars, lengths, packed=packed)
+    weights = out.detach().abs() + torch.linspace(0.5, 1.5, out.shape[-1])  # a loss that weighs every unit
+    grads = torch.autograd.grad((out.square() * weights).sum(), list(encoder.embed.parameters()) +
+                                list(encoder.rnn.parameters()))
+    return out, grads
+
+
+@pytest.mark.parametrize("rnn, products", [("gru", "onednn"), ("gru", "blas"), ("lstm", "blas")])
+def test_cpu_training_path_equals_the_packed_layer(rnn, products, monkeypatch):
+    """Training on the CPU runs the recurrent layer over the padded batch (no quadratic packed backward; a GRU
+    by the scan of benchbox.encoders.gru_scan, with either kernel for its products): its outputs and the
+    gradients of the embedding and recurrent weights equal the packed bidirectional layer's to float rounding,
+    outputs past a caption's length are zero, and what sits in the padding never reaches a caption's outputs."""
+    from benchbox.encoders import gru_scan
+    from benchbox.encoders.char_rnn_net import CaptionEncoder
+
+    if products == "onednn" and not gru_scan.onednn_available():
+        pytest.skip("this PyTorch has no oneDNN linear")
+    monkeypatch.setenv("BENCHBOX_GRU_PRODUCTS", products)
     torch.manual_seed(3)
-    module = torch.nn.GRU(5, 8, batch_first=True, bidirectional=True) if rnn == "gru" else \
-        torch.nn.LSTM(5, 8, batch_first=True, bidirectional=True)
-    lengths = torch.tensor([6, 2, 4, 1])
-    x = torch.randn(4, 6, 5)
-    padded_x = x.clone().requires_grad_(True)
-    ours = bidirectional_padded(module, padded_x, lengths)
-    (ours.square().sum()).backward()
-    ours_grads = [p.grad.clone() for p in module.parameters()]
-    module.zero_grad()
-    packed_x = x.clone().requires_grad_(True)
-    reference = pad_packed_sequence(module(pack_padded_sequence(packed_x, lengths, batch_first=True,
-                                                                enforce_sorted=False))[0], batch_first=True)[0]
-    (reference.square().sum()).backward()
-    assert torch.allclose(ours, reference, atol=1e-6) and torch.equal(ours[1, 2:], torch.zeros(4, 16))
-    for mine, theirs in zip(ours_grads, (p.grad for p in module.parameters())):
-        assert torch.allclose(mine, theirs, atol=1e-5)
-    assert torch.allclose(padded_x.grad, packed_x.grad, atol=1e-6)
-    garbage = x.clone()
-    garbage[1, 2:] = 100.0  # what sits in the padding never changes a caption's outputs
-    assert torch.allclose(bidirectional_padded(module, garbage, lengths)[1, :2], ours[1, :2], atol=1e-6)
+    encoder = CaptionEncoder(12, NetConfig(rnn=rnn, hidden=24, char_dim=5, feature_dim=None))
+    lengths = torch.tensor([7, 2, 4, 1, 7, 6])  # two captions end at each of several steps; a tie at the longest
+    chars = _chars(lengths.tolist(), 9, 12, seed=0)  # two columns past the longest caption
+    ours, ours_grads = _recurrent_and_grads(encoder, chars, lengths, packed=False)
+    reference, reference_grads = _recurrent_and_grads(encoder, chars, lengths, packed=True)
+    assert ours.shape == reference.shape == (6, 7, 48)
+    torch.testing.assert_close(ours, reference, rtol=0, atol=1e-6)
+    assert torch.equal(ours[1, 2:], torch.zeros(5, 48)) and torch.equal(ours[3, 1:], torch.zeros(6, 48))
+    for name, mine, theirs in zip(["embed"] + [k for k, _ in encoder.rnn.named_parameters()], ours_grads,
+                                  reference_grads):
+        torch.testing.assert_close(mine, theirs, rtol=1e-5, atol=1e-5 * float(theirs.abs().max()), msg=name)
+    assert torch.equal(ours_grads[0][PAD], torch.zeros(5))  # the padding character's embedding stays zero
+    garbage = chars.clone()
+    garbage[1, 2:] = 5  # characters in the padding never change a caption's outputs
+    torch.testing.assert_close(encoder.recurrent(garbage, lengths, packed=False)[1, :2], ours[1, :2], rtol=0,
+                               atol=1e-6)
+
+
+def test_onednn_and_blas_products_agree():
+    """The two kernels for the scan's products give the same outputs and gradients to float rounding."""
+    from benchbox.encoders import gru_scan
+    from benchbox.encoders.char_rnn_net import CaptionEncoder
+
+    if not gru_scan.onednn_available():
+        pytest.skip("this PyTorch has no oneDNN linear")
+    torch.manual_seed(4)
+    encoder = CaptionEncoder(20, NetConfig(hidden=64, char_dim=8, feature_dim=None))
+    lengths = torch.tensor([30, 28, 30, 25, 11, 29, 30, 27])
+    chars = _chars(lengths.tolist(), 30, 20, seed=1)
+    runs = []
+    for products in ("onednn", "blas"):
+        gru_scan.PRODUCTS = products
+        try:
+            runs.append(_recurrent_and_grads(encoder, chars, lengths, packed=False))
+        finally:
+            gru_scan.PRODUCTS = "auto"
+    torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=1e-6)
+    for mine, theirs in zip(runs[0][1], runs[1][1]):
+        torch.testing.assert_close(mine, theirs, rtol=1e-5, atol=1e-5 * float(theirs.abs().max()))
 
 
 def test_gru_scan_gradients_are_exact():
-    """The hand-written backward of the GRU scan against finite differences (double precision)."""
-    from benchbox.encoders.gru_scan import gru_scan
+    """The hand-written backward of the bidirectional GRU scan (both directions, captions of different lengths,
+    rows dropping out as their captions end) against finite differences, in double precision."""
+    from benchbox.encoders.gru_scan import bidirectional_gru
 
-    torch.manual_seed(0)
-    x = torch.randn(3, 4, 2, dtype=torch.float64, requires_grad=True)
-    weights = [torch.randn(shape, dtype=torch.float64, requires_grad=True) * 0.5 for shape in ((9, 2), (9, 3), (9,), (9,))]
-    weights = [w.detach().requires_grad_(True) for w in weights]
-    assert torch.autograd.gradcheck(gru_scan, (x, *weights))
+    generator = torch.Generator().manual_seed(0)
+    chars = _chars([3, 5, 1, 3, 4], 6, 6, seed=2)
+    lengths = torch.tensor([3, 5, 1, 3, 4])
+
+    def parameter(*shape):
+        return (0.5 * torch.randn(*shape, dtype=torch.float64, generator=generator)).requires_grad_(True)
+
+    embedding = parameter(6, 2)
+    weights = [parameter(*shape) for _ in range(2) for shape in ((9, 2), (9, 3), (9,), (9,))]
+    assert torch.autograd.gradcheck(lambda e, *w: bidirectional_gru(chars, lengths, e, list(w)), (embedding, *weights))
+
+
+def test_gru_scan_refuses_lengths_outside_the_batch():
+    from benchbox.encoders.gru_scan import bidirectional_gru
+
+    gru = torch.nn.GRU(2, 3, batch_first=True, bidirectional=True)
+    weights = [p for p in gru.parameters()]
+    for lengths in ([2, 0], [2, 4]):
+        with pytest.raises(ValueError, match="length between 1 and"):
+            bidirectional_gru(torch.ones(2, 3, dtype=torch.long), torch.tensor(lengths), torch.randn(4, 2), weights)

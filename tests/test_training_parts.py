@@ -160,3 +160,35 @@ def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys, log_file_conso
     lines = capsys.readouterr().err.splitlines()
     assert lines == ["encoding with glove-bow: 100/500 in 20 s", "encoding with glove-bow: 300/500 in 60 s",
                      "encoding with glove-bow: 500/500 in 100 s"]
+
+
+def test_adam_is_fused_where_available_and_equals_the_default_to_rounding():
+    """The training's Adam (benchbox.training.optimizer): PyTorch's fused implementation on the CPU where it
+    exists; its updates equal the default implementation's to float rounding, with the learning rate set before
+    every step as the trainer does; its state dict loads into either implementation."""
+    from benchbox.training.optimizer import adam
+
+    generator = torch.Generator().manual_seed(0)
+    shapes = [(30, 20), (30,), (7, 5, 3)]
+    start = [torch.randn(s, generator=generator) for s in shapes]
+    runs = []
+    for make in (lambda p: adam(p, lr=1e-2), lambda p: torch.optim.Adam(p, lr=1e-2)):
+        params = [torch.nn.Parameter(s.clone()) for s in start]
+        optimizer = make(params)
+        grads = torch.Generator().manual_seed(1)
+        for step in range(5):
+            for group in optimizer.param_groups:
+                group["lr"] = 1e-2 * (step + 1)
+            for p in params:
+                p.grad = torch.randn(p.shape, generator=grads)
+            optimizer.step()
+        runs.append((params, optimizer))
+    (fused, fused_optimizer), (default, _) = runs
+    if torch.__version__ >= (2, 4):  # a TorchVersion: compared as a version
+        assert fused_optimizer.defaults["fused"] is True
+    for a, b, s in zip(fused, default, start):
+        assert not torch.equal(a, s)
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+    plain = torch.optim.Adam([torch.nn.Parameter(s.clone()) for s in start], lr=1.0)
+    plain.load_state_dict(fused_optimizer.state_dict())
+    assert plain.state_dict()["state"][0]["exp_avg"].equal(fused_optimizer.state_dict()["state"][0]["exp_avg"])

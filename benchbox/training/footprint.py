@@ -7,9 +7,11 @@ moments. Activations kept for backward, per caption and character: per direction
 the state (``gates + 1`` values of n), plus the 2n output, attention scores and weights (3 · 2n), float32,
 doubled for autograd's temporaries; for the longest caption in the data, the whole batch, and twice as many
 captions when each row has a partner caption (``--visual cluster``, ``--loss cluster``), plus the text batch
-of the textual term for its longest sentence (``text_length``; 0 without it). An upper bound in
-practice: hidden 512, batch 32, ``--visual cluster`` on 3200 Flickr8k captions, the estimate is 665 MB and
-the process's peak RSS grew by 341 MB over three training steps.
+of the textual term for its longest sentence (``text_length``; 0 without it). The GRU scan of CPU training
+(:mod:`benchbox.encoders.gru_scan`) keeps 7 values of n per direction (four gate-gradient coefficients, r, z
+and the state), within the doubled estimate. An upper bound in practice: hidden 512, batch 32, ``--visual
+cluster`` on 3200 Flickr8k captions, the estimate is 665 MB and the process's peak RSS grew by 392 MB over
+three training steps (341 MB before the scan).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The training loop of the character-level grounded encoders (Merkx & Frank 2019, docs/protocols.md#char-rnn-encoders).
 
-Adam, minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
+Adam (:mod:`.optimizer`), minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
 (:mod:`.schedule`), the weighted terms of ``--loss`` (:mod:`.losses`; with the textual term every step also
 encodes a batch of consecutive sentences of ``--text-corpus``, :mod:`.text_corpus`, and minimises the sum of
 all terms on both batches in one update), a snapshot at the end of every cycle
@@ -52,6 +52,7 @@ from benchbox.training.distributed import Distributed
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from benchbox.training.footprint import require_training_memory
 from benchbox.training.losses import needs_nonnegative_embeddings, needs_visual_vectors, weighted_terms
+from benchbox.training.optimizer import adam
 from benchbox.training.progress import TrainingProgress
 from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.schedule import cyclic_cosine_lr
@@ -117,7 +118,7 @@ class Trainer:
                 _require_same_corpus(folder, data.text)
             torch.manual_seed(config.seed)
             net = build_net(config, data, None if stored is None else CharVocab(tuple(stored["vocab"])), dist.device)
-            optimizer = torch.optim.Adam(net.parameters(), lr=config.resolved_lr_max)
+            optimizer = adam(net.parameters(), lr=config.resolved_lr_max)
             position = None if stored is None else restore(stored, net, optimizer, folder / CHECKPOINT_FILE)
         except BaseException:
             lock.close()
