@@ -23,6 +23,7 @@ import torch
 
 from benchbox.encoder import ImageTextEncoder, digest_arrays
 from benchbox.errors import BenchboxError
+from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, load_snapshot
 from benchbox.encoders.char_vocab import CharVocab
 
@@ -31,8 +32,7 @@ class CharRNNEncoder(ImageTextEncoder):
     """An ensemble (one or more members) of trained char-RNN models sharing one architecture."""
 
     name = "char-rnn"
-    rnn = "gru"
-    pooling = "attention"
+    rnn, pooling = ARCHITECTURES["char-gru"]
 
     def __init__(self, members: list[CharRNNNet] | None = None, source: str | None = None) -> None:
         if not members:
@@ -66,12 +66,12 @@ class CharRNNEncoder(ImageTextEncoder):
         else:
             from benchbox.storage.runs import Run
 
-            manifest = Run.open(path).manifest
-            if manifest.get("kind") != "train":
-                raise BenchboxError(f"{path} is not a training run (kind {manifest.get('kind')!r})")
+            record = Run.open(path).record
+            if record.kind != "train":
+                raise BenchboxError(f"{path} is not a training run (kind {record.kind!r})")
             if isinstance(snapshots, str):
                 snapshots = [s for s in snapshots.split(",") if s]
-            names = snapshots or manifest.get("ensemble") or best_snapshots(manifest.get("snapshots") or [])
+            names = snapshots or record.ensemble or best_snapshots(record.snapshots)
             if not names:
                 raise BenchboxError(
                     f"training run {path} has no snapshot yet (one is written at the end of every learning-rate "
@@ -166,22 +166,19 @@ def best_snapshots(snapshots: list[dict[str, Any]]) -> list[str]:
 class CharGRU(CharRNNEncoder):
     name = "char-gru"
     description = "Character-level bidirectional GRU + attention, grounded in images (Merkx & Frank 2019); train first."
-    rnn = "gru"
-    pooling = "attention"
+    rnn, pooling = ARCHITECTURES[name]
 
 
 class CharLSTM(CharRNNEncoder):
     name = "char-lstm"
     description = "Character-level bidirectional LSTM + attention, grounded in images (Merkx & Frank 2019); train first."
-    rnn = "lstm"
-    pooling = "attention"
+    rnn, pooling = ARCHITECTURES[name]
 
 
 class CharGRUMax(CharRNNEncoder):
     name = "char-gru-max"
     description = "Character-level bidirectional GRU + max pooling, grounded in images (Merkx & Frank 2019); train first."
-    rnn = "gru"
-    pooling = "max"
+    rnn, pooling = ARCHITECTURES[name]
 
 
 def encoder_for(members: list[CharRNNNet], source: str | None = None) -> CharRNNEncoder:

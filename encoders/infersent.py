@@ -119,13 +119,12 @@ class InferSentEncoder(Encoder):
         from benchbox.storage.runs import Run
 
         path = Path(path)
-        manifest = Run.open(path).manifest
-        encoder = manifest.get("encoder") or {}
-        if manifest.get("kind") != "train" or encoder.get("name") != cls.name:
+        record = Run.open(path).record
+        if record.kind != "train" or record.encoder.name != cls.name:
             raise BenchboxError(f"{path} is not an infersent training run")
         if not (path / WEIGHTS_FILE).is_file():
             raise BenchboxError(f"training run {path} has no {WEIGHTS_FILE} yet (written after the first epoch)")
-        config = encoder.get("config") or {}
+        config = record.encoder.config
         options = {k: config[k] for k in ("version", "tokenize", "padding", "bsize", "lowercase", "vocab") if k in config}
         options["vectors"] = config.get("vectors")
         options.update(kwargs)

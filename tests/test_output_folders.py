@@ -27,6 +27,8 @@ runner = CliRunner()
 DROP_AND_RUN = textwrap.dedent("""
     import os, sys
     from benchbox.cli import main  # imported as root: the interpreter's files are not readable by nobody
+    from benchbox.task_options import task_flags
+    task_flags()  # so are the task modules, which eval loads for their flags when it parses its arguments
     os.setgid(65534)
     os.setuid(65534)
     sys.argv = ["benchbox", *sys.argv[1:]]

@@ -12,7 +12,8 @@ import typer
 from benchbox.console import err, log, out, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.commands.options import AT_LEAST_1, QUIET, out_option
-from benchbox.training.config import ARCHITECTURES, TrainConfig
+from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
+from benchbox.training.config import TrainConfig
 
 
 def train_command(encoder: str) -> Any:

@@ -13,7 +13,8 @@ from benchbox.console import out, set_quiet
 from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS, VECTORS,
                                        out_option)
 from benchbox.options import DEFAULT_SEED
-from benchbox.training.config import ARCHITECTURES, TrainConfig
+from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
+from benchbox.training.config import TrainConfig
 
 
 def _command(encoder: str):  # noqa: ANN202 - a typer command factory

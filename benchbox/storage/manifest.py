@@ -40,6 +40,10 @@ class EncoderIdentity:
         return _dict(self.record.get("options"))
 
     @property
+    def config(self) -> dict[str, Any]:
+        return _dict(self.record.get("config"))
+
+    @property
     def distribution(self) -> str | None:
         return _text(_dict(self.record.get("provider")).get("distribution"))
 
@@ -108,7 +112,7 @@ class Manifest:
 
     def setting(self, key: str) -> Any:
         """A training setting: from the training configuration, else the encoder's configuration (None)."""
-        for block in (self.training, _dict(self.encoder.record.get("config"))):
+        for block in (self.training, self.encoder.config):
             if key in block:
                 return block[key]
         return None

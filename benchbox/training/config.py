@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from benchbox.errors import BenchboxError
+from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.options import DEFAULT_SEED, check_number
 from benchbox.training.clips import CLIP_VISUALS
 from benchbox.training.data import VISUAL_MODES
@@ -46,8 +47,6 @@ LOSS_PRESETS = {
 }
 #: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
 DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
-#: encoder name → (rnn, pooling)
-ARCHITECTURES = {"char-gru": ("gru", "attention"), "char-lstm": ("lstm", "attention"), "char-gru-max": ("gru", "max")}
 #: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
 LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 #: the ``--visual`` modes that read a features file
