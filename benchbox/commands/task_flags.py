@@ -4,8 +4,9 @@ command runs or shows its help, so that a task option with a flag is declared on
 
 A flag's value goes to every task evaluated that has an option with that flag and is not given its own
 ``-t TASK:KEY=VALUE`` (:func:`benchbox.task.option_values`); its type and choices are those of the first option
-declaring it, its range is checked by each task's option. The tasks are loaded only by the commands that take
-flags, when they parse their arguments, not by ``benchbox --help`` or the other commands.
+declaring it, its range is checked by each task's option. The tasks are loaded for their flags only by the
+commands that take flags, and only when a command line names an option the command does not have itself (or asks
+for help): ``benchbox --help``, the other commands and a command line without task flags load none.
 """
 
 from __future__ import annotations
@@ -53,9 +54,17 @@ def flag_parameters(flags: dict[str, tuple[TaskOption, tuple[str, ...]]]) -> lis
 
 
 class TaskFlagsCommand(TyperCommand):
-    """A command that also takes the registered tasks' flags; their values are in :func:`given_flags`."""
+    """A command that also takes the registered tasks' flags; their values are in :func:`given_flags`. The tasks
+    are loaded for their flags only when the command line names an option the command does not have itself (or
+    asks for help): a command line without task flags starts as fast as before there were any."""
 
     _task_flags: list[Any] | None = None
+    _flags_wanted = True
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        own = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        self._flags_wanted = not args or any(arg.startswith("--") and arg.split("=", 1)[0] not in own for arg in args)
+        return super().parse_args(ctx, args)
 
     def task_options(self) -> list[Any]:
         """The flags' parameters, generated once (a flag that is already an option of the command is refused
@@ -74,11 +83,13 @@ class TaskFlagsCommand(TyperCommand):
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
+        if not self._flags_wanted:
+            return params
         end = len(params) - 1 if params and params[-1].name == "help" else len(params)  # --help stays last
         return [*params[:end], *self.task_options(), *params[end:]]
 
     def invoke(self, ctx: Any) -> Any:
-        flags = {param.name: param.opts[0].removeprefix("--") for param in self.task_options()}
+        flags = {param.name: param.opts[0].removeprefix("--") for param in self._task_flags or ()}
         given = {flags[name]: ctx.params.pop(name) for name in list(ctx.params) if name in flags}
         ctx.meta["task_flags"] = {flag: value for flag, value in given.items() if value is not None}
         return super().invoke(ctx)
