@@ -145,9 +145,13 @@ def _fake_study(tmp_path, monkeypatch, events: list[str], done: tuple[str, ...] 
 
 
 def test_the_warmup_starts_after_the_first_cell_and_ends_before_the_comparison(tmp_path, monkeypatch):
+    import gc
+
     events: list[str] = []
     study = _fake_study(tmp_path, monkeypatch, events)
+    frozen = gc.get_freeze_count()
     study_module.run_study(study)
+    assert gc.get_freeze_count() == frozen  # only the CLI freezes the collector, at its exit: never a caller's
     assert events.index("cell 01-a starts") < events.index("warm-up begins")
     assert events.count("warm-up begins") == 1
     assert events.index("warm-up ends") < events.index("compare") and events[-1] == "compare"
