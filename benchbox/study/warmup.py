@@ -46,6 +46,7 @@ def warm(seeds: bool) -> None:
 def _comparison() -> None:
     import benchbox.comparison.claims  # noqa: F401
     import benchbox.comparison.compare  # noqa: F401 - scipy.stats, the statistics
+    import benchbox.comparison.output  # noqa: F401 - comparison.json and .csv
     import benchbox.comparison.sources  # noqa: F401
 
 
