@@ -12,7 +12,9 @@ checking the study), the cells (first start to last ``done.json``: what the pool
 after (compare and report, once per study); the CPU time of the study and its cells (user + system) shows whether
 the pool adds work or only waits for cores (on a shared machine, other jobs take some). The Ray path runs the same study with ``--ray`` on a local Ray
 instance of N CPUs started here (its start is not counted); its overhead per cell is its extra wall time over
-the pool, divided by the number of cells. Figures are medians over the repeats.
+the pool, divided by the number of cells. Figures are medians over the repeats; the speed-up is also given per
+repeat (one cell at a time and the pool run back to back, so a change in the machine's load between repeats
+affects both), with the load average before and after.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true", help="Skip the Ray path.")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     ray_address = None
     if not args.no_ray:
         import ray
@@ -110,12 +113,16 @@ def main() -> None:
         if ray_address:
             ray.shutdown()
     serial, pool = (times[name] for name in list(modes)[:2])
+    load_after = os.getloadavg()
     print(f"study: {args.study or 'built-in (4 GloVe-BOW cells, stsb-cosine + sickr-cosine)'}; "
-          f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; medians of {args.repeats} runs")
+          f"{os.cpu_count()} CPU(s), load average (1, 5 min) {load_before[0]:.1f}, {load_before[1]:.1f} before and "
+          f"{load_after[0]:.1f}, {load_after[1]:.1f} after; medians of {args.repeats} runs")
     for name in modes:
         print(line(name, times[name]))
+    per_repeat = [s["total"] / p["total"] for s, p in zip(serial, pool)]
     print(f"speed-up of the pool over one cell at a time: {median(serial, 'total') / median(pool, 'total'):.2f}x "
-          f"for the whole study, {median(serial, 'cells') / median(pool, 'cells'):.2f}x for its cells")
+          f"for the whole study, {median(serial, 'cells') / median(pool, 'cells'):.2f}x for its cells; per repeat "
+          f"{', '.join(format(r, '.2f') for r in per_repeat)} (median {statistics.median(per_repeat):.2f}x)")
     if ray_address:
         ray_runs = times[list(modes)[2]]
         per_cell = (median(ray_runs, "total") - median(pool, "total")) / pool[0]["n"]

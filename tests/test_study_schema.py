@@ -125,3 +125,24 @@ def test_the_docs_reference_is_generated_from_the_schema():
     """docs/study.md holds the reference generated from the models (python -m benchbox.study.schema)."""
     text = DOC.read_text(encoding="utf-8")
     assert text == document_with_reference(text), "run `python -m benchbox.study.schema` to update docs/study.md"
+
+
+def test_a_study_without_task_flags_loads_only_the_tasks_it_names(tmp_path):
+    """Finding the task flags loads every registered task (the transfer tasks import torch and scikit-learn:
+    seconds before the first cell); a [study] table with only its own keys has none to find. With a flag, every
+    task is looked at as before, and the flag reaches the cells."""
+    script = """
+import json, sys
+from benchbox.commands.study import check_train
+from benchbox.study.run import load_study
+study = load_study(sys.argv[1], check_train=check_train)
+print(json.dumps([study.flags, "benchbox.tasks.transfer" in sys.modules]))
+"""
+    outputs = []
+    for name, head in (("plain", HEAD), ("flagged", '[study]\ntasks = ["sts12"]\ntext = "raw"\n')):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(head + TWO)
+        done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.strip().splitlines()[-1])
+    assert outputs == ['[{}, false]', '[{"text": "raw"}, true]']

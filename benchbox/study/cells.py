@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,11 +141,14 @@ def mark_failed(folder: Path, reason: str, started: float) -> None:
 
 
 class Processes:
-    """The process groups of the running cells of one study, and the stop that ends them all (local pool)."""
+    """The process groups of the running cells of one study, and the stop that ends them all (local pool).
+    ``on_start`` is called once, from the thread that started it, when the first cell's process has started
+    (the study's :class:`benchbox.study.warmup.Warmup` begins then, never before a cell)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_start: Callable[[], None] | None = None) -> None:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
+        self._on_start = on_start
         self.stopped = threading.Event()
 
     def add(self, process: subprocess.Popen) -> None:
@@ -152,6 +156,16 @@ class Processes:
             self._running.add(process)
         if self.stopped.is_set():  # started while the stop was under way
             terminate(process)
+        else:
+            self.mark_started()
+
+    def mark_started(self) -> None:
+        """A cell has started (a process here, or the study's tasks submitted to Ray): ``on_start``, the first
+        time only and not after a stop."""
+        with self._lock:
+            on_start, self._on_start = self._on_start, None
+        if on_start is not None and not self.stopped.is_set():
+            on_start()
 
     def discard(self, process: subprocess.Popen) -> None:
         with self._lock:
@@ -185,14 +199,16 @@ def terminate(process: subprocess.Popen, signum: int = signal.SIGTERM) -> None:
         pass
 
 
-#: the C library, loaded before any fork (the child may only make the call)
-_LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
+#: the C library's ``prctl``, loaded and looked up before any fork: between fork and exec the child only makes
+#: the call and runs no dynamic-loader code (``dlsym``), whose state another thread of the study may have been
+#: changing at the fork (the warm-up importing an extension module, :mod:`benchbox.study.warmup`)
+_PRCTL = ctypes.CDLL(None).prctl if sys.platform.startswith("linux") else None
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     """Linux: the child gets SIGKILL when the thread that started it ends (a killed study or Ray worker)."""
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def run_command(command: list[str], log: Any, processes: Processes | None, env: dict[str, str] | None = None) -> int:

@@ -68,6 +68,7 @@ from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
 from benchbox.study.progress import Progress, live_table
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file
+from benchbox.study.warmup import Warmup
 
 #: times Ray runs a cell again when the worker running it dies (a lost node, a killed process)
 RAY_RETRIES = 2
@@ -285,12 +286,16 @@ def _reachable(address: str) -> None:
 
 
 def _ray_tasks(cells: list[Cell], study: Study, ray: Any, wait_seconds: float,
-               stopped: threading.Event) -> Iterator[Event]:
+               processes: Processes) -> Iterator[Event]:
     """The same on a Ray cluster: one task (one CPU) per cell, retried :data:`RAY_RETRIES` times if its worker
-    dies (Ray's queue is not seen here: every unfinished cell counts as running). After a stop, every task is
-    cancelled (a running cell gets KeyboardInterrupt and stops its processes) and reported as stopped."""
+    dies (Ray's queue is not seen here: every unfinished cell counts as running). After a stop
+    (``processes.stopped``), every task is cancelled (a running cell gets KeyboardInterrupt and stops its
+    processes) and reported as stopped."""
     remote = ray.remote(num_cpus=1, max_retries=RAY_RETRIES, retry_exceptions=False)(run_cell)
     refs = {remote.remote(cell, study): cell for cell in cells}
+    if refs:
+        processes.mark_started()
+    stopped = processes.stopped
     pending = list(refs)
     waited = 0.0
     while pending:
@@ -382,9 +387,12 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
             todo.append(cell)
     heartbeat.due()  # the first line is this one; the next is due an interval later
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
-    processes, received = Processes(), []
-    with _stop_on_signals(processes, received), (live_table(study, progress) if live else nullcontext()):
-        executor = _ray_tasks(todo, study, ray, heartbeat.seconds, processes.stopped) if ray else \
+    # the comparison's and the report's imports, done while the cells run (benchbox.study.warmup); left, the
+    # with waits for them, so nothing imports after the study compared or returned
+    warmup = Warmup(seeds=any(cell.group for cell in study.cells))
+    processes, received = Processes(on_start=warmup.start), []
+    with _stop_on_signals(processes, received), warmup, (live_table(study, progress) if live else nullcontext()):
+        executor = _ray_tasks(todo, study, ray, heartbeat.seconds, processes) if ray else \
             _local_pool(todo, study, heartbeat.seconds, processes)
         for cell, result, running, queued in executor:
             if cell is not None and result is not None:

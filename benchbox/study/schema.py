@@ -169,12 +169,17 @@ def read_study_file(path: Path) -> tuple[StudyFile, dict[str, Scalar]]:
 
 def _task_flags(path: Path, head: Any) -> dict[str, Scalar]:
     """The keys of the ``[study]`` table that are task flags, taken out of it, each checked against its option's
-    type, choices and range."""
+    type, choices and range. The table's own keys (:class:`StudyHead`) are never task flags. The registered
+    tasks are loaded only when the table has some other key: finding their flags imports every task module
+    (the transfer tasks import torch and scikit-learn, seconds before the first cell can start)."""
     if not isinstance(head, dict):
+        return {}
+    own = set(_keys(StudyHead))
+    if all(key in own for key in head):
         return {}
     declared = task_flags()
     flags = {}
-    for key in [k for k in head if k in declared]:
+    for key in [k for k in head if k in declared and k not in own]:
         option, tasks = declared[key]
         value = head.pop(key)
         try:
