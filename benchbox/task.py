@@ -25,7 +25,7 @@ so that adding a task touches only its module and its entry point:
   recorded ``protocol`` that shows the option; compare refuses runs that differ in it.
 
 Runs record each task's metadata (:meth:`Task.recorded_metadata`), so runs of tasks that are no longer
-installed still compare. A minimal complete task (a runnable version is in ``tests/test_task_metadata.py``)::
+installed still compare. A minimal complete task (a runnable version is in ``tests/core/test_task_metadata.py``)::
 
     from sklearn.metrics import roc_auc_score
 

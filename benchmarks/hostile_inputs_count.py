@@ -1,4 +1,4 @@
-"""Counts of the hostile-input table (tests/test_hostile_inputs.py) by loader: cases tried, one-line errors,
+"""Counts of the hostile-input table (tests/core/test_hostile_inputs.py) by loader: cases tried, one-line errors,
 tracebacks, partial writes, and paths touched (files created, changed or removed, folders removed, under the
 case's folder, listed before and after the command). Then the cases that must succeed without touching what
 is not theirs (issue #26: output targets, converted encoder outputs, Ctrl-C at start-up), each with its own
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from tests.test_hostile_inputs import (  # noqa: E402
+from tests.core.test_hostile_inputs import (  # noqa: E402
     CASES, DIM, SHARED_DATA, ToyGrounded, _plugin, _retrieval, device, features_file, judge, listing, run_cli, touched,
 )
 

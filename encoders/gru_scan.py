@@ -45,7 +45,7 @@ products are over 80% of a training step, and the rest is arranged to cost littl
   ``addmm`` on W_hh transposed once per call. ``BENCHBOX_GRU_PRODUCTS=blas`` (or :data:`PRODUCTS`) chooses BLAS.
 
 The arithmetic is the GRU's; only the order of the sums differs, so outputs and gradients equal the packed
-layer's to float rounding (``tests/test_char_rnn_model.py``: |Δ| ≤ 1e-6 on outputs, ≤ 1e-5 relative on the
+layer's to float rounding (``tests/encoders/test_char_rnn_model.py``: |Δ| ≤ 1e-6 on outputs, ≤ 1e-5 relative on the
 gradients, for both kernels; ``torch.autograd.gradcheck`` in double precision).
 """
 

@@ -25,7 +25,7 @@ W = Φ⁻¹, working covariance Φ = diag(v + τ²)) is cluster-robust, in one o
   85(3); the wild cluster bootstrap with Rademacher weights, enumerated), when the Satterthwaite df fall
   below 4, the point under which Tipton (2015) finds the CR2 t test unreliable. With the STS clusters of the
   26 semantic rows counted by shared sentences (14 clusters, one of 11 rows holding about half the weight;
-  tests/test_cr2.py) the df are about 3 and the CR2 t test rejects only 2.8% of true nulls at 5%, while the
+  tests/stats/test_cr2.py) the df are about 3 and the CR2 t test rejects only 2.8% of true nulls at 5%, while the
   sign-flip test, exact for fixed weights when the cluster sums are independent and symmetric whatever
   their number or sizes, rejects 5.3% (4.8% with within-cluster correlation 0.5). The p of μ = 0 and the
   interval (the test inverted) are :class:`ClusterSignFlip`'s, with the weights held at the estimated τ²;

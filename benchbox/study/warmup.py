@@ -16,7 +16,7 @@ What it changes and what it does not:
 - It only imports modules. It reads no run, resolves no task or encoder (no plugin warning moves), writes
   nothing and sets no state of its own; the comparison and the report are computed after the cells exactly as
   before, from the same runs, so ``comparison.json``, ``comparison.csv`` and ``report.md`` are byte-identical
-  (tests/test_study_warmup.py).
+  (tests/study/test_study_warmup.py).
 - An import that fails here is ignored: the same import fails again where the study needs it, with the error it
   always gave. The study waits for the thread (:meth:`Warmup.wait`) before comparing, and before it returns
   after an interruption, so no import is left running while the interpreter exits.

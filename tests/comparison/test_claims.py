@@ -1,0 +1,202 @@
+"""Claim-level comparison in benchbox.comparison.compare / ``benchbox compare``: pooled effects, seeds, families,
+baselines and protocol mismatches, on the hand-made runs of test_compare."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+from statsmodels.stats.meta_analysis import combine_effects
+from typer.testing import CliRunner
+
+from benchbox.cli import app
+from benchbox.comparison.compare import compare
+from benchbox.comparison.output import claims_csv_path
+from benchbox.errors import BenchboxError
+from benchbox.stats import adjust_pvalues
+from tests.comparison.test_compare import make_run
+
+
+@pytest.fixture
+def three_runs(tmp_path):
+    return (make_run(tmp_path, "good", 0.5, 0, 0.85), make_run(tmp_path, "mid", 1.0, 3, 0.8),
+            make_run(tmp_path, "bad", 2.0, 6, 0.70))
+
+
+def test_family_all_corrects_over_every_pair_and_pair_within_each(three_runs):
+    specs = list(map(str, three_runs))
+    every = compare(specs, ["sts12", "mr"], n_boot=50).table
+    assert np.allclose(every["p_holm"], adjust_pvalues(every["p"], "holm"), equal_nan=True)
+    per_pair = compare(specs, ["sts12", "mr"], n_boot=50, family="pair").table
+    for _, rows in per_pair.groupby(["model_a", "model_b"]):
+        assert np.allclose(rows["p_holm"], adjust_pvalues(rows["p"], "holm"), equal_nan=True)
+    assert (every["p_holm"] >= per_pair["p_holm"] - 1e-12).all() and (every["p_holm"] > per_pair["p_holm"]).any()
+    with pytest.raises(BenchboxError, match="all .*pair"):
+        compare(specs[:2], ["sts12"], family="rows")
+
+
+def test_baseline_compares_every_model_with_it_only(three_runs):
+    good, mid, bad = three_runs
+    comparison = compare([str(good), str(mid), str(bad)], ["sts12"], n_boot=50, baseline=str(bad))
+    pairs = comparison.pairs()
+    assert len(pairs) == 2 and {b for _, b in pairs} == {comparison.models[2]}
+    assert {a for a, _ in pairs} == set(comparison.models[:2])
+    assert set(comparison.claims["model_b"]) == {comparison.models[2]}
+    assert (comparison.claims["verdict"] == "better").all()  # both less noisy than the baseline
+    by_name = compare([str(good), str(mid), str(bad)], ["sts12"], n_boot=50, baseline="bad")
+    assert by_name.pairs() == pairs
+    with pytest.raises(BenchboxError, match="names none"):
+        compare([str(good), str(bad)], ["sts12"], baseline="glove-bow")
+
+
+def test_protocol_mismatch_is_refused_or_recorded(tmp_path):
+    senteval = make_run(tmp_path, "a", 1.0, 0, 0.8, tasks={"sts12": {"protocol": {"text": "senteval", "seed": 1}}})
+    raw = make_run(tmp_path, "b", 1.2, 0, 0.8, tasks={"sts12": {"protocol": {"text": "raw", "seed": 2}}})
+    with pytest.raises(BenchboxError, match=r"sts12: .* differ in text \('senteval' vs 'raw'\).*--allow-protocol-mismatch"):
+        compare([str(senteval), str(raw)], ["sts12"], n_boot=50)
+    comparison = compare([str(senteval), str(raw)], ["sts12"], n_boot=50, allow_protocol_mismatch=True)
+    assert len(comparison.protocol_mismatches) == 1 and "text" in comparison.protocol_mismatches[0]
+    same = make_run(tmp_path, "c", 1.2, 0, 0.8, tasks={"sts12": {"protocol": {"text": "senteval", "seed": 9}}})
+    assert compare([str(senteval), str(same)], ["sts12"], n_boot=50).protocol_mismatches == []  # seeds are no protocol
+
+
+def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
+    comparison = compare([*map(str, seeds), str(glove)], ["sts12", "mr"], n_boot=50, baseline="glove-bow")
+    claims = comparison.claims
+    assert list(claims["kind"]) == ["correlation"]  # mr alone: one row, no claim
+    claim = claims.iloc[0]
+    assert claim["model_a"] == "char-gru (3 seeds)" and claim["seeds_a"] == 3 and claim["seeds_b"] == 1
+    # by hand: per row the mean over the three run pairs of the Fisher-z difference and of its variance
+    rows = comparison.table[comparison.table["metric"] == "pearson"]
+    per_row = rows.groupby("subset").agg(effect=("effect", "mean"), var=("effect_var", "mean"))
+    assert np.allclose(rows.groupby("subset")["effect"].mean(),
+                       rows.groupby("subset").apply(lambda r: (np.arctanh(r["value_a"]) - np.arctanh(r["value_b"])).mean()))
+    reference = combine_effects(per_row["effect"].to_numpy(), per_row["var"].to_numpy(), method_re="dl")
+    tau2 = max(reference.tau2, 0.0)
+    weights = 1 / (per_row["var"] + tau2)
+    estimate = (weights * per_row["effect"]).sum() / weights.sum()
+    assert claim["estimate"] == pytest.approx(estimate)
+    # seed-aware: one-sample t of the three per-seed weighted scores against GloVe's
+    scores = rows.pivot_table(index="model_a", columns="subset", values="value_a").apply(np.arctanh)
+    per_seed = scores[per_row.index] @ (weights / weights.sum())
+    glove_score = (np.arctanh(rows.groupby("subset")["value_b"].first()[per_row.index]) * weights).sum() / weights.sum()
+    reference_t = st.ttest_1samp(per_seed, glove_score)
+    assert claim["seed_t"] == pytest.approx(reference_t.statistic) and claim["p_seed"] == pytest.approx(reference_t.pvalue)
+    assert claim["p_claim"] == pytest.approx(max(claim["p_pooled"], claim["p_seed"]))
+    assert claim["aso_epsilon"] < 0.5 and claim["verdict"] == "better"
+    headline = comparison.headlines()[0]
+    assert headline.startswith(f"char-gru (3 seeds) vs {comparison.models[3]} on 2 correlation rows: pooled Δz = +")
+    assert "seeds 3 vs 1: t(2) = " in headline and "almost stochastically dominant" in headline
+    assert f"better on 2, worse on 0 of 2 rows after holm over {int(comparison.table['p'].notna().sum())} tests" in headline
+
+
+def test_seeds_of_one_configuration_are_not_a_claim(tmp_path):
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"seed": s}) for s in (1, 2)]
+    comparison = compare(list(map(str, seeds)), ["sts12"], n_boot=50)
+    assert len(comparison.table) > 0 and comparison.claims.empty and comparison.headlines() == []
+
+
+def test_cli_headlines_json_and_claims_csv(three_runs, tmp_path):
+    good, _, bad = three_runs
+    result = CliRunner().invoke(app, ["compare", str(good), str(bad), "--task", "sts12", "--task", "mr",
+                                      "--bootstrap", "50", "--baseline", "bad", "--pooling", "pm",
+                                      "--csv", str(tmp_path / "c.csv"), "--json", str(tmp_path / "c.json"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("good@") and "pooled Δz = +" in result.output.splitlines()[0]
+    payload = json.loads((tmp_path / "c.json").read_text())
+    assert payload["family"] == "all" and payload["headlines"] == [result.output.splitlines()[0]]
+    assert payload["claims"][0]["pooling"] == "pm" and payload["claims"][0]["rows"] == 2
+    claims = pd.read_csv(claims_csv_path(tmp_path / "c.csv"))
+    assert claims_csv_path(tmp_path / "c.csv").name == "c.claims.csv" and len(claims) == 1
+    bad_option = subprocess.run([sys.executable, "-m", "benchbox", "compare", str(good), str(bad), "--pooling", "reml"],
+                                capture_output=True, text=True)
+    assert bad_option.returncode == 2 and "dl (DerSimonian-Laird) or pm" in bad_option.stderr
+
+
+def test_report_has_claims_with_forest_plot_and_seed_distribution(tmp_path):
+    from benchbox.reports import write_report
+
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
+    out = write_report([*seeds, glove], tmp_path / "r.md", compare=True)
+    text = out.read_text()
+    claims = text[text.index("## Claims"):]
+    assert "char-gru (3 seeds) vs glove-bow on 2 correlation rows: pooled Δz = +" in claims
+    forest = (tmp_path / "r_figures" / "forest-char-gru-3-seeds-glove-bow-correlation.svg").read_text()
+    assert "sts12 MSRpar" in forest and "sts12 MSRvid" in forest and "pooled (DL)" in forest
+    assert (tmp_path / "r_figures" / "seeds-char-gru-3-seeds-glove-bow-correlation.svg").is_file()
+
+
+def test_declared_seeds_group_runs_whose_configurations_differ(tmp_path):
+    """Trained models' eval runs record their training folder: declared with ``seeds`` they make one model."""
+    runs = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"source": f"train-{s}"}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
+    specs = list(map(str, runs))
+    undeclared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    assert len(undeclared.claims) == 3 and set(undeclared.claims["seeds_a"]) == {1}
+    declared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow", seeds={"char-gru": specs})
+    assert list(declared.claims["model_a"]) == ["char-gru"] and declared.claims["seeds_a"].iloc[0] == 3
+    with pytest.raises(BenchboxError, match="not among the compared models"):
+        compare([*specs[:2], str(glove)], ["sts12"], n_boot=50, seeds={"char-gru": specs})
+
+
+def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
+    """Rows against published numbers are approximate (no per-item scores, no effect to pool): the pair gets no
+    claim, and a note saying why, in the comparison, compare's output right after the headlines, its JSON and
+    the report's Claims section."""
+    from benchbox.data import comparators
+    from benchbox.reports import write_report
+    from benchbox.storage.runs import write_run
+
+    paper = comparators.paper_result("paper:merkx2019/char-gru-coco").metrics
+    rows = paper[paper["task"] == "sts12"].assign(value=lambda f: f["value"] + 0.15)
+    run = write_run(tmp_path / "runs", "mine", {"kind": "eval", "encoder": {"name": "mine", "fingerprint": "abc"}},
+                    rows, {})
+    comparison = compare([f"mine={run}", "paper:merkx2019/char-gru-coco"])
+    assert comparison.claims.empty and comparison.headlines() == []
+    note = ("mine vs paper:merkx2019/char-gru-coco: no claim on the correlation rows: published numbers have no "
+            "per-item scores, so the paired rows' covariance is unknown (only approximate worst-case row tests, "
+            "5 rows)")
+    assert comparison.claim_notes == [note]
+    result = CliRunner().invoke(app, ["compare", f"mine={run}", "paper:merkx2019/char-gru-coco",
+                                      "--json", str(tmp_path / "c.json"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == note
+    assert json.loads((tmp_path / "c.json").read_text())["claim_notes"] == [note]
+    text = write_report([run], tmp_path / "r.md", compare=True,
+                        references=["paper:merkx2019/char-gru-coco"]).read_text()
+    claims = text[text.index("## Claims"):text.index("\n## ", text.index("## Claims") + 1)]
+    assert "no claim on the correlation rows: published numbers have no per-item scores" in claims
+
+
+def test_single_run_claim_names_what_it_cannot_assess_and_gives_delta_r(three_runs):
+    """Issue #31: a claim between single runs said nothing of training variance, and gave Δz alone."""
+    good, _, bad = three_runs
+    comparison = compare([str(good), str(bad)], ["sts12"], n_boot=50)
+    claim = comparison.claims.iloc[0]
+    rows = comparison.table[comparison.table["summary"].astype(bool) & (comparison.table["metric"] == "pearson")]
+    assert claim["mean_diff"] == pytest.approx(rows["diff"].mean())  # Δr on the correlation scale, per row averaged
+    line = comparison.headlines()[0]
+    assert f"(mean Δr = {claim['mean_diff']:+.3f})" in line
+    assert "one run per model: training variance not assessed" in line
+
+
+def test_aso_is_descriptive_beside_a_claim_that_is_not_significant(tmp_path):
+    """Issue #31: "almost stochastically dominant" appeared in null replicates next to "no significant
+    difference". Beside a non-significant claim ε is a description only."""
+    seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
+    glove = make_run(tmp_path, "glove-bow", 1.0, 0, 0.8, seed=7)
+    comparison = compare([*map(str, seeds), str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    claim = comparison.claims.iloc[0]
+    assert claim["verdict"] == "no significant difference"
+    line = comparison.headlines()[0]
+    assert f"ASO ε = {claim['aso_epsilon']:.2f} (descriptive: the claim is not significant)" in line
+    assert "dominant" not in line
+    assert f"one run of {claim['model_b']}: its training variance not assessed" in line
