@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import zlib
 
 import numpy as np
@@ -88,3 +89,28 @@ def task_options(**given) -> TaskOptions:
     a task flag (``fix_stsb_labels=True`` is ``--fix-stsb-labels``)."""
     shared = {key: given.pop(key) for key in ("seed", "bootstrap", "device") if key in given}
     return TaskOptions(**shared, flags={key.replace("_", "-"): value for key, value in given.items()})
+
+
+#: uid and gid of the unprivileged user the permission tests run commands as
+NOBODY = 65534
+
+#: Python for ``python -c AS_NOBODY ARGS...``: the benchbox command line with ARGS, run as ``nobody`` (root ignores
+#: permission bits). Neither the interpreter's files nor this checkout need be readable by nobody (CI's clone and
+#: virtual environment are not), so the child first imports, as root, every module of benchbox, its tasks and its
+#: reports (of the encoders, GloVe-BOW's), and the libraries that commands import inside functions.
+AS_NOBODY = textwrap.dedent(f"""
+    import importlib, os, pkgutil, sys
+    import benchbox, benchbox.reports, benchbox.tasks
+    for package in (benchbox, benchbox.tasks, benchbox.reports):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not info.name.startswith(("benchbox.__main__", "benchbox.encoders")):
+                importlib.import_module(info.name)
+    for module in ("benchbox.encoders.glove_bow", "scipy.stats", "torch", "gensim.models", "h5py",
+                   "matplotlib.pyplot", "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
+        importlib.import_module(module)
+    os.setgid({NOBODY})
+    os.setuid({NOBODY})
+    from benchbox.cli import main
+    sys.argv = ["benchbox", *sys.argv[1:]]
+    main()
+""")

@@ -20,20 +20,11 @@ from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_SEED
 from benchbox.storage.outdir import output_lock
+from tests.helpers import AS_NOBODY
 
 runner = CliRunner()
 
 
-DROP_AND_RUN = textwrap.dedent("""
-    import os, sys
-    from benchbox.cli import main  # imported as root: the interpreter's files are not readable by nobody
-    from benchbox.task_options import task_flags
-    task_flags()  # so are the task modules, which eval loads for their flags when it parses its arguments
-    os.setgid(65534)
-    os.setuid(65534)
-    sys.argv = ["benchbox", *sys.argv[1:]]
-    main()
-""")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
@@ -41,7 +32,7 @@ def test_read_only_runs_dir_fails_before_the_evaluation(tmp_path):
     """As the unprivileged user 'nobody' (root ignores permission bits), on a folder owned by root."""
     read_only = tmp_path / "runs"
     read_only.mkdir(mode=0o755)
-    proc = subprocess.run([sys.executable, "-c", DROP_AND_RUN, "eval", "glove-bow", "--task", "stsb-cosine",
+    proc = subprocess.run([sys.executable, "-c", AS_NOBODY, "eval", "glove-bow", "--task", "stsb-cosine",
                            "--runs-dir", str(read_only)], capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (f"error: cannot write into {read_only} (Permission denied): "

@@ -1,8 +1,8 @@
 """Issue #18: a file or folder the user cannot read or write gives one line naming it, exit 2 (no traceback).
 
-Root reads everything, so each command runs in a child process that imports what it needs, then drops to
-the unprivileged user ``nobody`` (the interpreter itself lives under a folder only root may enter) and runs
-the CLI; the files are made readable to ``nobody`` except the one under test.
+Root reads everything, so each command runs in a child process that imports benchbox, then drops to the
+unprivileged user ``nobody`` and runs the CLI (tests/helpers.py, ``AS_NOBODY``); the files are made readable to
+``nobody`` except the one under test.
 """
 
 from __future__ import annotations
@@ -17,22 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import AS_NOBODY
+
 SHARED = Path(os.environ.get("BENCHBOX_DATA", "/work/shared/data"))
-NOBODY = 65534
-AS_NOBODY = """
-import importlib, os, sys
-for module in ("benchbox.cli", "benchbox.evaluation", "benchbox.tasks.sts", "benchbox.tasks.transfer",
-               "benchbox.tasks.retrieval", "benchbox.encoders.glove_bow", "benchbox.reports", "benchbox.comparison.compare",
-               "benchbox.reports.html", "benchbox.reports.markdown", "benchbox.reports.svg", "benchbox.commands.data",
-               "benchbox.data.download", "scipy.stats", "torch", "gensim.models", "h5py", "matplotlib.pyplot",
-               "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
-    importlib.import_module(module)
-os.setgid(%d)
-os.setuid(%d)
-from benchbox.cli import main
-sys.argv[0] = "benchbox"
-main()
-""" % (NOBODY, NOBODY)
 
 pytestmark = [
     pytest.mark.realdata,  # a child process per case, each importing torch: about 2.5 minutes on 2 cores
