@@ -97,7 +97,8 @@ NOBODY = 65534
 #: Python for ``python -c AS_NOBODY ARGS...``: the benchbox command line with ARGS, run as ``nobody`` (root ignores
 #: permission bits). Neither the interpreter's files nor this checkout need be readable by nobody (CI's clone and
 #: virtual environment are not), so the child first imports, as root, every module of benchbox, its tasks and its
-#: reports (of the encoders, GloVe-BOW's), and the libraries that commands import inside functions.
+#: reports (of the encoders, GloVe-BOW's) and the libraries that commands import inside functions, and reads
+#: the package's data manifest.
 AS_NOBODY = textwrap.dedent(f"""
     import importlib, os, pkgutil, sys
     import benchbox, benchbox.reports, benchbox.tasks
@@ -108,6 +109,8 @@ AS_NOBODY = textwrap.dedent(f"""
     for module in ("benchbox.encoders.glove_bow", "scipy.stats", "torch", "gensim.models", "h5py",
                    "matplotlib.pyplot", "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
         importlib.import_module(module)
+    from benchbox.data.root import known_files
+    known_files()  # the package's data manifest, read once and kept
     os.setgid({NOBODY})
     os.setuid({NOBODY})
     from benchbox.cli import main

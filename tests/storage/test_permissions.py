@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchbox.data.root import EMBEDDED_ROOT
 from tests.helpers import AS_NOBODY
 
 SHARED = Path(os.environ.get("BENCHBOX_DATA", "/work/shared/data"))
@@ -90,8 +92,16 @@ CASES = {
 }
 
 
+def _others_can_enter(folder: Path) -> bool:
+    """Whether a user other than the owner may reach files in ``folder`` (it and every folder above it
+    searchable by others)."""
+    return all(f.stat().st_mode & stat.S_IXOTH for f in [folder, *folder.parents])
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_unreadable_or_unwritable_path_is_one_line_exit_2(world, case):
+    if case == "data-verify" and not _others_can_enter(EMBEDDED_ROOT):
+        pytest.skip("data verify also checks the embedded copy, which the user nobody may not read in this checkout")
     target_of, args_of = CASES[case]
     target = target_of(world)
     target.chmod(0o555 if target.is_dir() else 0o000)  # a folder: readable, not writable
