@@ -33,7 +33,7 @@ pytestmark = [
 
 @pytest.fixture
 def world():
-    """A small data root (STS12, MR), a word-vector file, a features file and an eval run, all readable by
+    """A small data root (STS12, STS-B, MR), a word-vector file, a features file and an eval run, all readable by
     ``nobody`` (in a fresh folder under /tmp: pytest's own temporary folders are private to root)."""
     tmp_path = Path(tempfile.mkdtemp(prefix="benchbox-perm-"))
     try:
@@ -47,6 +47,7 @@ def _build_world(tmp_path: Path) -> Path:
     sts = root / "senteval" / "downstream" / "STS"
     sts.mkdir(parents=True)
     shutil.copytree(SHARED / "senteval" / "downstream" / "STS" / "STS12-en-test", sts / "STS12-en-test")
+    shutil.copytree(SHARED / "senteval" / "downstream" / "STS" / "STSBenchmark", sts / "STSBenchmark")
     shutil.copytree(SHARED / "senteval" / "downstream" / "MR", root / "senteval" / "downstream" / "MR")
     (tmp_path / "vectors.txt").write_text("the 1 0\ndog 0 1\na 1 1\n")
     np.savez(tmp_path / "features.npz", ids=np.array(["x"]), features=np.ones((1, 4), np.float32))
@@ -61,7 +62,9 @@ def _build_world(tmp_path: Path) -> Path:
 
 
 def run(tmp_path, *args, as_root=False):
-    env = {**os.environ, "BENCHBOX_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    # every command reads this world's data root (nobody may not be able to read $BENCHBOX_DATA's folders)
+    env = {**os.environ, "BENCHBOX_DATA": str(tmp_path / "root"), "BENCHBOX_CACHE": str(tmp_path / "cache"),
+           "HOME": str(tmp_path)}
     command = [sys.executable, "-m", "benchbox", *args] if as_root else [sys.executable, "-c", AS_NOBODY, *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
 
