@@ -48,7 +48,7 @@ class Evaluation:
     elapsed_s: dict[str, float] = field(default_factory=dict)
     #: the Task objects evaluated, by name: their metadata is recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
-    #: per task, its option values as resolved for the run and used (:func:`benchbox.task.resolve_options`)
+    #: per task, its option values as resolved for the run and used (:func:`benchbox.task_options.resolve_options`)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
     #: beside the encoder, not in its identity (it depends on what the cache already held)

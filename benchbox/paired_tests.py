@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from benchbox.stats import BootstrapResult
@@ -80,8 +81,8 @@ class PairSettings:
     """What every test of one comparison shares: the bootstrap's resamples and seed, the test of two dependent
     correlations, how pairs that share a sentence are treated, and the sentence groups already found."""
 
-    n_boot: int = 1000
-    seed: int = 1111
+    n_boot: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
     correlation_test: str = "williams"
     item_dependence: str = "sentence-groups"
     #: (task, subset) → its sentence groups (:meth:`sentence_groups`), found once for Pearson and Spearman

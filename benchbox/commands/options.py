@@ -18,7 +18,7 @@ import typer
 
 from benchbox.data.root import existing_data_dir
 from benchbox.labels import label_option
-from benchbox.options import check_number
+from benchbox.options import DEFAULT_SEED, check_number
 
 
 def in_range(
@@ -60,7 +60,7 @@ THREADS = Annotated[Optional[int], typer.Option(
     "quota and affinity included); recorded in the run manifest.", callback=AT_LEAST_1)]
 #: the seed of every random choice of the command (default :data:`benchbox.options.DEFAULT_SEED`)
 SEED = Annotated[int, typer.Option(help="Seed of every random choice: SentEval's probes and folds, bootstrap draws, "
-                                        "initialisation and data order (default: 1111, SentEval's).",
+                                        f"initialisation and data order (default: {DEFAULT_SEED}, SentEval's).",
                                    callback=AT_LEAST_0)]
 #: bootstrap resamples of the intervals without a closed form (default :data:`benchbox.options.DEFAULT_RESAMPLES`)
 BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the intervals that have no closed form (0: none, "

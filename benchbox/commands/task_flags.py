@@ -1,9 +1,9 @@
-"""The task flags of ``eval`` and ``compare``: one command-line option per :attr:`benchbox.task.TaskOption.flag`
+"""The task flags of ``eval`` and ``compare``: one command-line option per :attr:`benchbox.task_options.TaskOption.flag`
 that a registered task declares (``--text``, ``--kfold``, ``--features``, ...), generated from the tasks when the
 command runs or shows its help, so that a task option with a flag is declared once, in its task.
 
 A flag's value goes to every task evaluated that has an option with that flag and is not given its own
-``-t TASK:KEY=VALUE`` (:func:`benchbox.task.option_values`); its type and choices are those of the first option
+``-t TASK:KEY=VALUE`` (:func:`benchbox.task_options.option_values`); its type and choices are those of the first option
 declaring it, its range is checked by each task's option. The tasks are loaded for their flags only by the
 commands that take flags, and only when a command line names an option the command does not have itself (or asks
 for help): ``benchbox --help``, the other commands and a command line without task flags load none.
@@ -61,8 +61,12 @@ class TaskFlagsCommand(TyperCommand):
     _task_flags: list[Any] | None = None
     _flags_wanted = True
 
+    def _own_options(self) -> set[str]:
+        """The command's own option names, as typed (``--out``, ``-q``, ``--no-cache``)."""
+        return {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        own = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        own = self._own_options()
         self._flags_wanted = not args or any(arg.startswith("--") and arg.split("=", 1)[0] not in own for arg in args)
         return super().parse_args(ctx, args)
 
@@ -70,7 +74,7 @@ class TaskFlagsCommand(TyperCommand):
         """The flags' parameters, generated once (a flag that is already an option of the command is refused
         with a warning: the task's option is then set with ``-t``)."""
         if self._task_flags is None:
-            own = {opt.lstrip("-") for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+            own = {opt.lstrip("-") for opt in self._own_options()}
             flags = {}
             for flag, (option, tasks) in task_flags().items():
                 if flag in own:

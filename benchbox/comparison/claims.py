@@ -30,6 +30,7 @@ import pandas as pd
 
 from benchbox import stats
 from benchbox.comparison.sources import seed_groups
+from benchbox.options import DEFAULT_SEED
 from benchbox.paired_tests import KINDS, PairedKind
 from benchbox.stats import seeds
 from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
@@ -140,7 +141,7 @@ def _pooled_metrics(table: pd.DataFrame, known: KnownTasks) -> list[tuple[Paired
 
 
 def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, correction: str = "holm",
-           family: str = "all", pooling: str = "dl", seed: int = 1111, declared: dict[str, list[str]] | None = None,
+           family: str = "all", pooling: str = "dl", seed: int = DEFAULT_SEED, declared: dict[str, list[str]] | None = None,
            ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """From a comparison table (:func:`benchbox.comparison.compare.compare`) and what is known of its tasks: one
     row per claim (``CLAIM_COLUMNS``), the per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot),

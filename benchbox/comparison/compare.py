@@ -61,6 +61,7 @@ from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
 from benchbox.reuse import EMBEDDED_PREFIX
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
@@ -280,8 +281,8 @@ def compare_sources(
     *,
     test: str = "williams",
     correction: str = "holm",
-    n_boot: int = 1000,
-    seed: int = 1111,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     family: str = "all",
     baseline: str | None = None,
     allow_protocol_mismatch: bool = False,
@@ -362,8 +363,8 @@ def compare(
     runs_dir: str | os.PathLike = "runs",
     test: str = "williams",
     correction: str = "holm",
-    n_boot: int = 1000,
-    seed: int = 1111,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     options: TaskOptions | None = None,
     cache: bool = True,
     log: Callable[[str], None] = lambda message: None,

@@ -2,7 +2,7 @@
 
 A study that would fail after hours must fail in the first second instead: :func:`read_study_file` parses the
 TOML (a file that is not UTF-8 or not TOML is one line), takes the task flags out of the ``[study]`` table (any
-flag of ``benchbox eval`` that a task declares, :func:`benchbox.task.task_flags`: ``text = "raw"``), validates
+flag of ``benchbox eval`` that a task declares, :func:`benchbox.task_options.task_flags`: ``text = "raw"``), validates
 the rest against :class:`StudyFile` (unknown keys with a "did you mean", wrong types, missing keys) and then
 checks what the schema cannot know alone: that the task flags are of the right type and read by a task studied,
 that the tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
@@ -90,14 +90,15 @@ def _keys(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
-def close_to(key: str, known: list[str]) -> bool:
-    return bool(difflib.get_close_matches(key, known, n=1, cutoff=0.6))
+def close_to(key: str, known: list[str]) -> str | None:
+    """The known key closest to ``key``, if one is close enough to be what was meant."""
+    return next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.6)), None)
 
 
 def did_you_mean(key: str, known: list[str]) -> str:
     """`` (did you mean X?)`` for the closest known key, else the list of the known ones."""
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known keys: {', '.join(known)})"
+    close = close_to(key, known)
+    return f" (did you mean {close!r}?)" if close is not None else f" (known keys: {', '.join(known)})"
 
 
 def _where(loc: tuple[Any, ...]) -> tuple[str, type[BaseModel] | None]:
