@@ -43,6 +43,7 @@ from benchbox.stats import wilson_ci
 from benchbox.stats.resampling import percentile_interval
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.sts import CORRELATIONS, correlation_records
+from benchbox.tasks.structure_measures import unit_rows
 
 
 def read_table(path: Path, columns: Mapping[str, str], required: tuple[str, ...], task: str) -> pd.DataFrame:
@@ -214,7 +215,7 @@ class RetrievalTask(TableTask):
                                 f"lacks ({unknown[1]!r})")
         q, d = ctx.embed(queries["sentence"].tolist()), ctx.embed(documents["sentence"].tolist())
         require_informative(np.concatenate([q, d]), encoder.name, self.name)
-        ranks = expected_ranks(_unit(q) @ _unit(d).T, relevant)
+        ranks = expected_ranks(unit_rows(q) @ unit_rows(d).T, relevant)
         items = pd.DataFrame({"subset": "test", "direction": self.direction, "query": queries["query"], "rank": ranks})
         return TaskResult(self.name, self._records(ranks, ctx), items,
                           protocol={"similarity": "cosine", "queries": len(ranks), "documents": len(documents),
@@ -235,21 +236,21 @@ class RetrievalTask(TableTask):
         return records
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x.astype(np.float64), axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros(x.shape), where=norms > 0)
-
-
 def expected_ranks(similarity: np.ndarray, relevant: list[list[int]]) -> np.ndarray:
-    """Per query (a row of ``similarity``), the 1-based rank of its best-scoring relevant document, with the
-    documents that tie with it at their expected place under random tie breaking (McSherry & Najork 2008)."""
-    ranks = np.empty(len(relevant))
+    """Per query (a row of ``similarity``), the 1-based rank of its best-scoring relevant document, the documents
+    that tie with it taken at their expected place under random tie breaking (McSherry & Najork 2008): the
+    retrieval tasks' ``expected`` convention (:meth:`benchbox.tasks.retrieval_metrics.QueryCounts.ranks`), which
+    counts the relevant documents tied at the best score too."""
+    from benchbox.tasks.retrieval_metrics import QueryCounts
+
+    above, tied, own = (np.empty(len(relevant), dtype=np.int64) for _ in range(3))
     for i, docs in enumerate(relevant):
         row = similarity[i]
         best = row[docs].max()
         others = np.delete(row, docs)
-        ranks[i] = 1 + np.count_nonzero(others > best) + np.count_nonzero(others == best) / 2
-    return ranks
+        above[i], tied[i] = np.count_nonzero(others > best), np.count_nonzero(others == best)
+        own[i] = np.count_nonzero(row[docs] == best)
+    return np.asarray(QueryCounts(above, tied, own).ranks("expected"), dtype=np.float64)
 
 
 class ProbeClassificationTask(TableTask):

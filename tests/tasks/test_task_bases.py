@@ -100,6 +100,8 @@ def test_retrieval_base_ranks_the_first_relevant_document_and_ties_take_their_ex
     similarity = np.array([[0.9, 0.2, 0.9, 0.1], [0.1, 0.5, 0.6, 0.6]])
     # query 0: its document 0 ties with document 2 → rank 1.5; query 1: documents 1 or 3, the better (3) ties with 2
     assert expected_ranks(similarity, [[0], [1, 3]]).tolist() == [1.5, 1.5]
+    # two relevant documents tied at the best score with two others: the first of them is expected at (4 + 1) / 3
+    assert expected_ranks(np.array([[0.9, 0.9, 0.9, 0.9, 0.1]]), [[0, 1]]).tolist() == pytest.approx([5 / 3])
     result = _evaluate("decl-search")
     ranks = dict(zip(result.items["query"], result.items["rank"]))
     encoder = LetterCounts()
