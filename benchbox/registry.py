@@ -88,10 +88,16 @@ class Registry:
     def _entries(self) -> dict[str, list[Entry]]:
         if self._by_name is None:
             self._by_name = {}
+            sources: dict[int, tuple[str, str]] = {}  # one metadata read per distribution, not per entry point
             for ep in entry_points(group=self.group):
                 dist = ep.dist
-                provider = dist.metadata["Name"] if dist is not None else "unknown-distribution"
-                self._add(Entry(ep.name, ep.value, provider, dist.version if dist is not None else ""))
+                if dist is None:
+                    provider, version = "unknown-distribution", ""
+                else:
+                    if id(dist) not in sources:
+                        sources[id(dist)] = dist.metadata["Name"], dist.version
+                    provider, version = sources[id(dist)]
+                self._add(Entry(ep.name, ep.value, provider, version))
         return self._by_name
 
     def _add(self, entry: Entry) -> None:

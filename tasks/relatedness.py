@@ -41,7 +41,6 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import pearsonr
 
 from benchbox.data.root import DataRoot
 from benchbox.device import resolve_device
@@ -104,6 +103,8 @@ class RelatednessFit:
 
 
 def _pearson(pred: np.ndarray, gold: np.ndarray) -> float:
+    from scipy.stats import pearsonr
+
     if np.ptp(pred) == 0 or np.ptp(gold) == 0:
         return float("nan")
     return float(pearsonr(pred, gold)[0])

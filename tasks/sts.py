@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
 
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
@@ -125,6 +124,8 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndarray) -> list[MetricRecord]:
     """Pearson and Spearman of ``score`` against ``gold`` with Fisher-z 95% intervals (NaN for a constant
     side, which the run's item checks then refuse in one line: :mod:`benchbox.item_checks`)."""
+    from scipy import stats as st
+
     n = len(gold)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", st.ConstantInputWarning)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 from benchbox.stats.resampling import (
@@ -64,6 +63,8 @@ def _wald_p(diff: float, se: float) -> float:
     """Two-sided p of z = diff / bootstrap standard error (Efron & Tibshirani 1993, ch. 6 and 16). The
     percentile p (share of draws across 0) cannot fall below 2/(B + 1): too coarse to survive a Holm
     correction over dozens of comparisons, hence the normal approximation."""
+    from scipy import stats as st
+
     if se == 0 or not np.isfinite(se):
         return 1.0 if diff == 0 else 0.0
     return float(2 * st.norm.sf(abs(diff) / se))

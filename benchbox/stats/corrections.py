@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from benchbox.errors import BenchboxError
 
@@ -15,6 +14,8 @@ def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
     """p-values adjusted for multiple comparisons: ``"holm"`` (Holm 1979, family-wise error) or ``"fdr_bh"``
     / ``"bh"`` (Benjamini & Hochberg 1995, false discovery rate), via statsmodels ``multipletests``.
     NaN entries (comparisons without a test) stay NaN and do not count in the family."""
+    from statsmodels.stats.multitest import multipletests
+
     if method not in CORRECTIONS:
         raise BenchboxError(f"unknown correction {method!r}: use holm or fdr_bh (bh)")
     p = np.asarray(p, dtype=float)

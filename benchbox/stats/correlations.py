@@ -10,7 +10,6 @@ Bad input (|r| > 1, n ≤ 3, an impossible correlation matrix) raises :class:`~b
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 from benchbox.stats.intervals import as_scalars, fisher_ci
@@ -55,6 +54,8 @@ def williams_test(r_ga, r_gb, r_ab, n):
     Vectorised over its arguments; returns ``(t, p)``. Reproduces cocor's ``williams1959``
     (Diedenhofen & Musch 2015): (.3, .4, .5, n=100) → t = −1.0767, p = .2843.
     """
+    from scipy import stats as st
+
     r_ga, r_gb, r_ab, n = _dependent_args(r_ga, r_gb, r_ab, n)
     r_mean = (r_ga + r_gb) / 2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -74,6 +75,8 @@ def _steiger_cov(r_pooled: np.ndarray, r_ab: np.ndarray) -> np.ndarray:
 
 
 def _steiger_z(r_ga: np.ndarray, r_gb: np.ndarray, cov: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats as st
+
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.sqrt(n - 3) * (np.arctanh(r_ga) - np.arctanh(r_gb)) / np.sqrt(2 - 2 * cov)
     z = np.where(r_ga == r_gb, 0.0, z)

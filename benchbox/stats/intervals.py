@@ -4,12 +4,12 @@ error √(1.06/(n−3)) of Fieller, Hartley & Pearson 1957) and Wilson's (1927) 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as st
-from statsmodels.stats.proportion import proportion_confint
 
 
 def z_quantile(level: float) -> float:
     """The two-sided normal quantile of ``level`` (1.96 for 0.95)."""
+    from scipy import stats as st
+
     return float(st.norm.ppf(0.5 + level / 2))
 
 
@@ -43,6 +43,8 @@ def wilson_ci(k, n, level: float = 0.95):
 
     ``k`` and ``n`` may be scalars or arrays; returns ``(low, high)`` of the same shape. NaN where n = 0.
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     with np.errstate(divide="ignore", invalid="ignore"):  # n = 0: NaN
         low, high = proportion_confint(k, n, alpha=1 - level, method="wilson")
     return as_scalars(np.asarray(low, dtype=float), np.asarray(high, dtype=float))

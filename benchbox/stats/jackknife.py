@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 
@@ -115,6 +114,8 @@ def grouped_jackknife_test(gold, score_a, score_b, groups, level: float = 0.95) 
     ordinary delete-one jackknife. Fewer than two groups, or a correlation undefined with a group left out
     (a constant column): NaN. Returns a :class:`JackknifeResult`.
     """
+    from scipy import stats as st
+
     g, a, b = (np.asarray(v, dtype=float) for v in (gold, score_a, score_b))
     labels = pd.factorize(np.asarray(groups))[0] if len(np.asarray(groups)) else np.zeros(0, dtype=np.int64)
     if not (g.ndim == a.ndim == b.ndim == 1 and len(g) == len(a) == len(b) == len(labels)):

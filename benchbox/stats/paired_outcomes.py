@@ -4,8 +4,6 @@ paired proportions on the claims' common scale) and ranks (Wilcoxon's signed-ran
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as st
-from statsmodels.stats.contingency_tables import mcnemar
 
 from benchbox.errors import BenchboxError
 
@@ -38,6 +36,8 @@ def mcnemar_test(hits_a, hits_b) -> tuple[float, float]:
     The exact binomial test on the discordant pairs (statsmodels ``mcnemar(exact=True)``); returns
     ``(statistic, p)`` with statistic = min(b, c), the smaller discordant count. No discordant pair: (0, 1).
     """
+    from statsmodels.stats.contingency_tables import mcnemar
+
     a, b = _paired_flags(hits_a, hits_b, "hits")
     a, b = a.astype(bool), b.astype(bool)
     only_a, only_b = int(np.count_nonzero(a & ~b)), int(np.count_nonzero(~a & b))
@@ -52,6 +52,8 @@ def wilcoxon_test(ranks_a, ranks_b) -> tuple[float, float]:
     """Wilcoxon's signed-rank test of paired values (e.g. per-query ranks of two retrieval models);
     zero differences are dropped (Wilcoxon 1945; ``scipy.stats.wilcoxon``). Returns ``(statistic, p)``;
     all differences zero: (0, 1)."""
+    from scipy import stats as st
+
     a, b = _paired_flags(ranks_a, ranks_b, "ranks")
     a, b = a.astype(float), b.astype(float)
     if not np.any(a != b):

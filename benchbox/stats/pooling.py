@@ -49,7 +49,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 
@@ -138,6 +137,7 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
     ``"dl"`` or ``"pm"``). ``clusters``: one label per row; rows with one label are dependent, and when a
     label repeats the interval and p use the CR2 robust variance with Satterthwaite df, or the cluster
     sign-flip test when those df are below :data:`SIGN_FLIP_BELOW_DF` (module docstring)."""
+    from scipy import stats as st
     from statsmodels.stats.meta_analysis import combine_effects
 
     if method not in METHODS:

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 
@@ -57,6 +56,8 @@ def per_seed_scores(scores, weights) -> np.ndarray:
 def seed_test(seeds_a, seeds_b, level: float = 0.95) -> SeedTest:
     """Student's t of mean(seeds_a) − mean(seeds_b) (per-seed scores, pooled variance, k_a + k_b − 2 df); one side
     with a single run counts as fixed (one-sample t on the other's k − 1 df). Needs two seeds on one side."""
+    from scipy import stats as st
+
     a, b = np.asarray(seeds_a, dtype=float), np.asarray(seeds_b, dtype=float)
     if max(len(a), len(b)) < 2 or min(len(a), len(b)) < 1:
         raise BenchboxError("a seed-aware test needs at least two runs (seeds) of one of the two models")

@@ -45,7 +45,7 @@ def warm(seeds: bool) -> None:
 
 def _comparison() -> None:
     import benchbox.comparison.claims  # noqa: F401
-    import benchbox.comparison.compare  # noqa: F401 - scipy.stats, the statistics
+    import benchbox.comparison.compare  # noqa: F401 - the statistics
     import benchbox.comparison.output  # noqa: F401 - comparison.json and .csv
     import benchbox.comparison.sources  # noqa: F401
 
@@ -59,9 +59,14 @@ def _report() -> None:
 
 
 def _lazy_statistics() -> None:
-    """Modules the statistics import inside their functions (sentence groups, pooling of claims)."""
+    """Modules the statistics import inside their functions (:mod:`benchbox.stats`: tests, intervals, sentence
+    groups, pooling of claims)."""
     import scipy.sparse.csgraph  # noqa: F401 - benchbox.stats.jackknife.sentence_groups
+    import scipy.stats  # noqa: F401 - every test's distribution
+    import statsmodels.stats.contingency_tables  # noqa: F401 - benchbox.stats.paired_outcomes.mcnemar_test
     import statsmodels.stats.meta_analysis  # noqa: F401 - benchbox.stats.pooling.pool_effects
+    import statsmodels.stats.multitest  # noqa: F401 - benchbox.stats.corrections.adjust_pvalues
+    import statsmodels.stats.proportion  # noqa: F401 - benchbox.stats.intervals.wilson_ci
 
 
 def _svg_backend() -> None:

@@ -97,6 +97,24 @@ def test_the_warmup_leaves_no_heavy_import_to_the_comparison_and_the_report(fini
         assert (tmp_path / "warm" / name).read_bytes() == (finished / name).read_bytes(), name
 
 
+def test_checking_the_study_leaves_the_statistics_libraries_to_the_warmup(finished):
+    """The check before the first cell (the command line, then ``load_study``: tasks resolved, options and
+    encoders checked) imports neither scipy.stats nor statsmodels: benchbox.stats and the STS tasks import them
+    inside the functions that compute, so a study starts about a second sooner and the warm-up imports them
+    while the cells run (the test above shows the comparison then imports nothing of them)."""
+    script = f"""
+import json, sys
+import benchbox.cli
+from benchbox.study.run import load_study
+study = load_study({str(finished.parent / 's.toml')!r}, {str(finished.parent / 'checked')!r})
+assert [c.name for c in study.cells] == ['01-glove-bow', '02-glove-bow'], study.cells
+print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'statsmodels' or m.startswith('scipy.stats'))))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == []
+
+
 def test_seed_groups_warm_the_seed_tests_too():
     script = ("import sys; from benchbox.study.warmup import warm; warm(False); a = 'deepsig' in sys.modules; "
               "warm(True); print(a, 'deepsig' in sys.modules)")
