@@ -22,6 +22,10 @@ machinery behind claims: :mod:`~benchbox.stats.resampling` (every bootstrap's dr
 (random-effects pooling of per-row effects), :mod:`~benchbox.stats.seeds` (tests over training seeds).
 
 Bad input (|r| > 1, n ≤ 3, mismatched lengths) raises :class:`~benchbox.errors.BenchboxError`.
+
+scipy.stats and statsmodels (about 1 s to import) are imported inside the functions that use them: every task
+module imports this package, and a command that only checks (``benchbox study --check``, a study's start) never
+computes a test (``tests/study/test_study_warmup.py``; the study's warm-up imports them while its cells run).
 """
 
 from benchbox.stats.bootstrap import (
