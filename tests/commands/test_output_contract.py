@@ -304,6 +304,31 @@ def test_run_manifest_records_provenance(runs):
         assert isinstance(provenance["benchbox_git"]["dirty"], bool)
 
 
+def test_a_builtin_provider_is_found_without_scanning_every_distribution(monkeypatch):
+    """benchbox's own classes find their distribution by its name, the same one the scan of every installed
+    distribution's files (``importlib.metadata.packages_distributions``, about 0.5 s of each eval) gives; the
+    scan is left to other packages (a plugin's class, a test's)."""
+    from importlib import metadata
+
+    from benchbox.storage import provenance
+
+    scanned = metadata.packages_distributions()["benchbox"][0]
+    provenance._distributions_of.cache_clear()
+    provenance._distributions_by_package.cache_clear()
+
+    def scan():
+        raise AssertionError("every installed distribution scanned for a built-in class")
+
+    monkeypatch.setattr(metadata, "packages_distributions", scan)
+    found = provenance.component(task_class("stsb-cosine"))
+    assert found["distribution"] == scanned == "benchbox" and found["version"] == benchbox.__version__
+    with pytest.raises(AssertionError, match="scanned"):
+        provenance.component(LetterCounts)  # a test's class: the scan, which finds no distribution for it
+    monkeypatch.undo()
+    provenance._distributions_of.cache_clear()
+    assert provenance.component(LetterCounts)["distribution"] is None
+
+
 def test_training_header_and_gpu_names(monkeypatch):
     from types import SimpleNamespace
 
