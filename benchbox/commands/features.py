@@ -9,7 +9,7 @@ import typer
 
 from benchbox.console import log, progress_bar, set_quiet
 from benchbox.storage.outdir import output_file_lock
-from benchbox.commands.options import AT_LEAST_0, AT_LEAST_1, DEVICE, POSITIVE, QUIET, THREADS, out_option
+from benchbox.commands.options import AT_LEAST_1, DEVICE, NON_NEGATIVE, POSITIVE, QUIET, THREADS, out_option
 from benchbox.threads import set_threads
 
 features_app = typer.Typer(help="Image features for grounded training and retrieval.", no_args_is_help=True)
@@ -23,7 +23,7 @@ def extract(
     batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).", callback=AT_LEAST_1)] = 16,
     device: DEVICE = "auto",
     resume: Annotated[bool, typer.Option(help="Continue an existing --out file: keep its rows, compute only the missing images.")] = False,
-    workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).", callback=AT_LEAST_0)] = 0,
+    workers: Annotated[int, typer.Option(help="Image-decoding worker processes (0: decode in the main process).", callback=NON_NEGATIVE)] = 0,
     skip_unreadable: Annotated[bool, typer.Option(help="Warn about and skip unreadable image files instead of stopping.")] = False,
     save_every: Annotated[float, typer.Option(help="Seconds between saves of partial results.", callback=POSITIVE)] = 60.0,
     threads: THREADS = None,

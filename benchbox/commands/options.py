@@ -41,11 +41,9 @@ def in_range(
 
 #: integers ≥ 1: sizes, counts, epochs, threads, steps
 AT_LEAST_1 = in_range(1)
-#: integers ≥ 0: seeds, worker counts, resample counts where 0 means "none"
-AT_LEAST_0 = in_range(0)
 #: reals > 0: learning rates, norms, durations
 POSITIVE = in_range(0, low_open=True)
-#: reals ≥ 0: margins, lower bounds of learning rates
+#: numbers ≥ 0: seeds, worker counts, resample counts where 0 means "none", margins, lowest learning rates
 NON_NEGATIVE = in_range(0)
 #: probabilities of dropping a unit: 0 ≤ p < 1
 DROPOUT = in_range(0, 1, high_open=True)
@@ -61,10 +59,10 @@ THREADS = Annotated[Optional[int], typer.Option(
 #: the seed of every random choice of the command (default :data:`benchbox.options.DEFAULT_SEED`)
 SEED = Annotated[int, typer.Option(help="Seed of every random choice: SentEval's probes and folds, bootstrap draws, "
                                         f"initialisation and data order (default: {DEFAULT_SEED}, SentEval's).",
-                                   callback=AT_LEAST_0)]
+                                   callback=NON_NEGATIVE)]
 #: bootstrap resamples of the intervals without a closed form (default :data:`benchbox.options.DEFAULT_RESAMPLES`)
 BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the intervals that have no closed form (0: none, "
-                                             "those intervals are left empty).", callback=AT_LEAST_0)]
+                                             "those intervals are left empty).", callback=NON_NEGATIVE)]
 #: where tensors are computed
 DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N.")]
 #: the data root of a command that reads data

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.stats.resampling import (
     aggregate_strata,
     bootstrap_counts,
@@ -86,8 +87,8 @@ def paired_bootstrap(
     strata=None,
     statistic: str | WeightedStatistic = "pearson",
     aggregate: str = "mean",
-    n_boot: int = 1000,
-    seed: int = 1111,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> BootstrapResult:
     """Paired bootstrap (Efron & Tibshirani 1993) of statistic(gold, A) − statistic(gold, B).
@@ -145,8 +146,8 @@ def paired_bootstrap_rows(
     rows_b: pd.DataFrame,
     statistic: Callable[[pd.DataFrame], float],
     *,
-    n_boot: int = 1000,
-    seed: int = 1111,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> BootstrapResult:
     """Paired bootstrap of ``statistic(rows_a) - statistic(rows_b)`` for any statistic of per-item rows (a

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ def seed_test(seeds_a, seeds_b, level: float = 0.95) -> SeedTest:
     return SeedTest(diff, se, t, float(df), float(2 * st.t.sf(abs(t), df)), diff - half, diff + half, len(a), len(b))
 
 
-def aso(seeds_a, seeds_b, *, seed: int = 1111, confidence: float = 0.95, n_boot: int = 1000) -> float:
+def aso(seeds_a, seeds_b, *, seed: int = DEFAULT_SEED, confidence: float = 0.95,
+        n_boot: int = DEFAULT_RESAMPLES) -> float:
     """ε_min of Almost Stochastic Order of A's per-seed scores over B's (``deepsig.aso``, Dror et al. 2019)."""
     from deepsig import aso as deepsig_aso
 
