@@ -2,11 +2,13 @@
 path's overhead per cell, in one run.
 
 Run: ``python benchmarks/bench_study.py [STUDY.toml] [--built-in NAME] [--jobs N] [--repeats R] [--no-ray]``.
-Without a study file, one of two built-in studies (:data:`BUILT_IN`) on the embedded STS-B and SICK, so they run
-anywhere: ``glove-bow`` (the default), four GloVe-BOW cells of a few seconds each (cased / uncased lookup × two
-vector spellings), where the study's own start and last step weigh most; ``char-gru-seeds``, four char-GRU seeds
-each trained for about half a minute on the embedded Flickr8k captions (one thread, as the README's worked
-study trains), where the cells do. Pass the README's worked study for the real figure. Each run
+Without a study file, one of two built-in studies (:data:`BUILT_IN`), evaluated on the embedded STS-B and SICK:
+``glove-bow`` (the default; runs anywhere), four GloVe-BOW cells of a few seconds each (cased / uncased lookup ×
+two vector spellings), where the study's own start and last step weigh most; ``char-gru-seeds``, four char-GRU
+seeds each trained for about half a minute on Flickr8k's captions (one thread, as the README's worked study
+trains; they are not embedded: ``BENCHBOX_DATA=../shared/data``), where the cells do. Pass the README's worked
+study for the real figure. A study that fails (its check, or a cell) stops the benchmark with the study's own
+message. Each run
 starts from an empty study folder and its own embedding cache (no run profits from another's encodings), and
 its environment has no ``OMP_NUM_THREADS``: the study sets each cell's threads itself, as it does for a user.
 
@@ -74,9 +76,11 @@ def timed(study: Path, work: Path, args: list[str]) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     env["BENCHBOX_CACHE"] = str(work / "cache")
     start, cpu = time.time(), _children_cpu()
-    subprocess.run([sys.executable, "-m", "benchbox", "study", str(study), "--out", str(work / "study"), "-q", *args],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "benchbox", "study", str(study), "--out", str(work / "study"), "-q",
+                           *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     end, cpu = time.time(), _children_cpu() - cpu
+    if done.returncode:
+        raise SystemExit(f"benchbox study {' '.join(args)} exited {done.returncode}:\n{done.stderr.strip()}")
     cells = [c for c in (work / "study" / "cells").iterdir()]
     first = min(json.loads((c / "stage.json").read_text())["since"] for c in cells)
     last = max((c / "done.json").stat().st_mtime for c in cells)

@@ -32,9 +32,11 @@ def train_command(encoder: str) -> Any:
     return command
 
 
-def check_train(encoder: str, options: dict[str, Any]) -> None:
+def check_train(encoder: str, options: dict[str, Any], data_dir: str | None = None) -> None:
     """Parse a study's ``train`` table as ``benchbox train ENCODER`` would: unknown options, types and ranges
-    (the command's own option callbacks) are one line, before any cell runs."""
+    (the command's own option callbacks), and for a char-RNN what it would read (its files and the captions under
+    the data root ``data_dir``, :func:`~benchbox.training.data.require_training_data`), are one line, before any
+    cell runs."""
     from benchbox.study.run import train_flags
     from benchbox.study.schema import did_you_mean
 
@@ -49,11 +51,16 @@ def check_train(encoder: str, options: dict[str, Any]) -> None:
         context = command.make_context(f"benchbox train {encoder}", args, resilient_parsing=False)
     except typer.TyperException as exc:  # click's parse errors (typer vendors click)
         raise BenchboxError(" ".join(exc.format_message().split())) from None
-    if encoder in ARCHITECTURES:  # the checks across options (--visual features needs --features ...)
-        names = {f.name for f in fields(TrainConfig)} - {"eval_semantic"}
+    if encoder in ARCHITECTURES:  # the checks across options (--visual features needs --features ...), the data
+        from benchbox.commands.train_char_rnn import semantic_tasks
+        from benchbox.training.data import require_training_data
+
+        names = {f.name for f in fields(TrainConfig)}
         values = {k: v for k, v in context.params.items() if k in names}
-        values["features"] = str(values["features"]) if values.get("features") else None
-        TrainConfig(encoder=encoder, **values)
+        for key in ("features", "video_captions", "text_corpus"):
+            values[key] = str(values[key]) if values.get(key) else None
+        values.update(eval_semantic=semantic_tasks(values.get("eval_semantic")), data_dir=data_dir)
+        require_training_data(TrainConfig(encoder=encoder, **values))
 
 
 def study_command(

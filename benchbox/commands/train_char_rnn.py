@@ -17,6 +17,11 @@ from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.training.config import TrainConfig
 
 
+def semantic_tasks(values: list[str] | None) -> tuple[str, ...]:
+    """``--eval-semantic``'s tasks and groups, given comma-separated, repeated, or both."""
+    return tuple(t for value in values or () for t in value.split(",") if t)
+
+
 def _command(encoder: str):  # noqa: ANN202 - a typer command factory
     def train(
         dataset: Annotated[str, typer.Option(help="flickr8k, coco, or msvd (video clips; needs --video-captions).")],
@@ -53,7 +58,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
             hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
             text_corpus=str(text_corpus) if text_corpus else None,
             lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,
-            eval_semantic=tuple(t for value in eval_semantic or () for t in value.split(",") if t), data_dir=str(data_dir) if data_dir else None,
+            eval_semantic=semantic_tasks(eval_semantic), data_dir=str(data_dir) if data_dir else None,
             checkpoint_every=checkpoint_every, threads=threads,
         )
         trainer = Trainer.from_config(config, out_dir, resume=resume, label=name)

@@ -248,15 +248,32 @@ def load_caption_dataset(
             return load_karpathy_json(karpathy_json, split, dataset="flickr8k")
         return load_flickr8k(data, split)
     if dataset == "coco":
-        path = Path(karpathy_json) if karpathy_json is not None else data.locate(COCO_KARPATHY_JSON)
-        if path is None:
-            raise BenchboxError(
-                f"MSCOCO captions come from Karpathy's dataset_coco.json (caption_datasets.zip, "
-                f"https://cs.stanford.edu/people/karpathy/deepimagesent/), which is not in the data root "
-                f"{data.root}: put it at {data.root / COCO_KARPATHY_JSON}"
-            )
+        path = Path(karpathy_json) if karpathy_json is not None else _coco_json(data)
         return load_karpathy_json(path, split, dataset="coco")
     raise BenchboxError(f"unknown caption dataset {dataset!r}: use one of {', '.join(DATASETS)}")
+
+
+def require_caption_dataset(data: DataRoot, dataset: str, splits: tuple[str, ...] = SPLITS) -> None:
+    """Fail, before anything is read, where the data root lacks the files :func:`load_caption_dataset` reads for
+    ``splits`` of ``dataset`` (its default files: no ``karpathy_json``)."""
+    if dataset == "flickr8k":
+        data.require([FLICKR8K_TOKENS, *(FLICKR8K_SPLIT_LISTS[split] for split in splits)])
+    elif dataset == "coco":
+        _coco_json(data)
+    else:
+        raise BenchboxError(f"unknown caption dataset {dataset!r}: use one of {', '.join(DATASETS)}")
+
+
+def _coco_json(data: DataRoot) -> Path:
+    """Karpathy's ``dataset_coco.json`` in the data root, or an error saying where it comes from."""
+    path = data.locate(COCO_KARPATHY_JSON)
+    if path is None:
+        raise BenchboxError(
+            f"MSCOCO captions come from Karpathy's dataset_coco.json (caption_datasets.zip, "
+            f"https://cs.stanford.edu/people/karpathy/deepimagesent/), which is not in the data root "
+            f"{data.root}: put it at {data.root / COCO_KARPATHY_JSON}"
+        )
+    return path
 
 
 def evaluation_split_files(dataset: str, split: str) -> tuple[str, ...]:

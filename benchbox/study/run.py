@@ -111,14 +111,16 @@ def _option_text(value: Scalar) -> str:
 
 
 def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
-               check_train: Callable[[str, dict[str, Scalar]], None] | None = None) -> Study:
-    """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options)``
-    checks a ``train`` table against ``benchbox train ENCODER``'s own options (the command line supplies it)."""
+               check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None) -> Study:
+    """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options,
+    data_dir)`` checks a ``train`` table against ``benchbox train ENCODER``'s own options and data (the command
+    line supplies it)."""
     from benchbox.threads import cpu_count
 
     path = Path(path)
     spec, flags = read_study_file(path)
     seed_options = check_meaning(path, spec, flags)
+    data_dir = str(beside(path, spec.study.data_dir).resolve()) if spec.study.data_dir else None
     cells: list[Cell] = []
     for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
         if entry.run is not None:
@@ -127,7 +129,7 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
             continue
         if entry.train is not None and check_train is not None:
             try:
-                check_train(entry.name, entry.train)
+                check_train(entry.name, entry.train, data_dir)
             except BenchboxError as exc:
                 raise BenchboxError(f"{path}: [[encoder]] {i} train: {exc}") from None
         options = {k: _option_text(v) for k, v in entry.options.items()}
@@ -143,7 +145,6 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
-    data_dir = str(beside(path, head.data_dir).resolve()) if head.data_dir else None
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
 
 

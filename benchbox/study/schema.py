@@ -6,8 +6,11 @@ flag of ``benchbox eval`` that a task declares, :func:`benchbox.task_options.tas
 the rest against :class:`StudyFile` (unknown keys with a "did you mean", wrong types, missing keys) and then
 checks what the schema cannot know alone: that the task flags are of the right type and read by a task studied,
 that the tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
-exist (the parameters of the encoder's class, read without building it), that the files named exist, and that
-``seeds`` can reach the encoder (its training's ``--seed``, or its declared :attr:`Encoder.seed_option`).
+exist (the parameters of the encoder's class, read without building it), that the files named exist, that the
+data root (``data-dir``, else ``$BENCHBOX_DATA`` and the embedded copy, as the cells will see it) holds every
+task's data, and that ``seeds`` can reach the encoder (its training's ``--seed``, or its declared
+:attr:`Encoder.seed_option`). A ``train`` table is parsed by ``benchbox train`` itself, and its data checked, by
+the command line's ``check_train``.
 Every error is a :class:`BenchboxError` of one line naming the file and the key.
 
 The study file reference in ``docs/study.md`` is generated from these models by :func:`reference_markdown`
@@ -196,10 +199,11 @@ def beside(path: Path, value: str) -> Path:
 
 
 def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list[str | None]:
-    """What the schema cannot check alone (module docstring): tasks, their options and the task flags, encoders
-    and their options, files, seeds and the baseline; raises a one-line :class:`BenchboxError` naming the file
+    """What the schema cannot check alone (module docstring): tasks, their options, the task flags and their data,
+    encoders and their options, files, seeds and the baseline; raises a one-line :class:`BenchboxError` naming the file
     and the key. Returns, for each ``[[encoder]]``, the encoder option its seeds go to (None: to its training,
     or it has no seeds)."""
+    from benchbox.data.root import DataRoot
     from benchbox.registry import TASKS
     from benchbox.task import parse_task_arguments, resolve_tasks
     from benchbox.task_options import TaskOptions, resolve_options
@@ -210,13 +214,21 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
             TASKS.resolve(name)
     except BenchboxError as exc:
         raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
+    tasks = resolve_tasks(names)
     try:
-        resolve_options(resolve_tasks(names), TaskOptions(task_options=options, flags=flags))
+        values = resolve_options(tasks, TaskOptions(task_options=options, flags=flags))
     except BenchboxError as exc:
         raise BenchboxError(f"{path}: [study]: {exc}") from None
     if spec.study.data_dir is not None and not beside(path, spec.study.data_dir).is_dir():
         raise BenchboxError(f"{path}: [study] data-dir = {spec.study.data_dir!r} is not an existing folder "
                             f"(relative to {path.parent})")
+    if any(entry.name is not None for entry in spec.encoder):  # cells will evaluate: every task's data is there
+        data = DataRoot(beside(path, spec.study.data_dir) if spec.study.data_dir is not None else None)
+        try:
+            for task in tasks:
+                data.require(task.required_files(values[task.name]))
+        except BenchboxError as exc:
+            raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
     models, seed_options = [], []
     for i, entry in enumerate(spec.encoder, 1):
         model, seed_option = _check_entry(path, f"[[encoder]] {i}", entry)

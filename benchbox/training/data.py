@@ -149,10 +149,11 @@ class TrainingData:
     word_vectors: dict[str, object] | None = None
 
 
-def load_training_data(config: TrainConfig) -> TrainingData:
-    """The train and dev splits of ``config`` and its text corpus; fails first on a misspelt ``--eval-semantic``
-    task or its missing data (not at the first snapshot), then on a bad ``--text-corpus``, and on fewer training
-    images than one batch."""
+def require_training_data(config: TrainConfig) -> DataRoot:
+    """Check, before anything is read, that what ``config`` reads is there: the files of the ``--eval-semantic``
+    tasks (a misspelt task fails here, not at the first snapshot), its ``--features``, ``--text-corpus`` and
+    ``--video-captions`` paths, and the data root's captions of the dataset's train and dev splits. Returns the
+    data root. ``benchbox study`` runs it on every ``train`` table before any cell starts."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:
         from benchbox.task import resolve_tasks
@@ -160,6 +161,22 @@ def load_training_data(config: TrainConfig) -> TrainingData:
 
         for task in resolve_tasks(list(config.eval_semantic)):
             data.require(task.required_files(option_values(task, TaskOptions())))
+    given = {"--features": (config.features, " (make one with `benchbox features extract`)"),
+             "--text-corpus": (config.text_corpus, ""), "--video-captions": (config.video_captions, "")}
+    for flag, (value, hint) in given.items():
+        if value and not Path(value).exists():
+            raise BenchboxError(f"{flag} {value}: no such file or folder{hint}")
+    if config.dataset != VIDEO_DATASET:  # its captions are in --video-captions, not the data root
+        from benchbox.data.captions import require_caption_dataset
+
+        require_caption_dataset(data, config.dataset, ("train", "dev"))
+    return data
+
+
+def load_training_data(config: TrainConfig) -> TrainingData:
+    """The train and dev splits of ``config`` and its text corpus, after :func:`require_training_data`; fails on
+    a bad ``--text-corpus`` and on fewer training images than one batch."""
+    data = require_training_data(config)
     text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     queries = make_query_encoder(config.word_vectors) if config.visual == "attention" else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed,

@@ -60,6 +60,17 @@ def _load(tmp_path: Path, text: str | bytes):
     (HEAD + '[[encoder]]\nname = "glove-bow"\ntrain = { epochs = 1 }\n' + TWO,
      "[[encoder]] 1 train: glove-bow cannot be trained here"),
     (HEAD + '[[encoder]]\nname = "glove-bow"\n', "declare at least two encoders"),
+    # the data the cells will read, under the study's data root (here the study's own folder, which has none)
+    ('[study]\ntasks = ["sts12"]\ndata-dir = "."\n' + TWO,
+     "[study] tasks: missing data under {root}: senteval/downstream/STS/STS12-en-test/"),
+    ('[study]\ntasks = ["stsb-cosine"]\ndata-dir = "."\n[[encoder]]\nname = "char-gru"\n'
+     'train = { dataset = "flickr8k", visual = "cluster" }\n' + TWO,
+     "[[encoder]] 1 train: missing data under {root}: flickr8k/Flickr8k.token.txt"),
+    (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "features", '
+     'features = "/nonexistent.npy" }\n' + TWO,
+     "[[encoder]] 1 train: --features /nonexistent.npy: no such file or folder (make one with `benchbox features"),
+    (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", '
+     'eval-semantic = "sts12x" }\n' + TWO, "[[encoder]] 1 train: unknown task 'sts12x'"),
     ("[study\n", "not valid TOML"),
     (b"\xff\xfe[study]\n", "not UTF-8 text (byte 0): save the study file as UTF-8"),
 ])
@@ -67,7 +78,7 @@ def test_a_bad_study_file_is_one_line_naming_the_file_and_the_key(tmp_path, text
     with pytest.raises(BenchboxError) as caught:
         _load(tmp_path, text)
     line = str(caught.value)
-    assert message in line and line.startswith(str(tmp_path / "s.toml")) and "\n" not in line
+    assert message.format(root=tmp_path) in line and line.startswith(str(tmp_path / "s.toml")) and "\n" not in line
 
 
 def test_check_starts_nothing_and_exits_2_on_a_mistake(tmp_path):
@@ -101,8 +112,12 @@ def seeded():
 
 def test_seeds_reach_the_encoders_seed_option_or_its_training(tmp_path, seeded):
     """Each seed is a different command line: `-e <seed_option>=S` for an encoder evaluated as it is, `--seed S`
-    for one trained (the fake seeds once gave three identical cells)."""
-    study = _load(tmp_path, HEAD + f'[[encoder]]\nname = "{seeded}"\nseeds = [1, 2]\n\n[[encoder]]\nname = "char-gru"\n'
+    for one trained (the fake seeds once gave three identical cells). The training's data root holds the files
+    of Flickr8k's captions (their content is read by the cells, not by the check)."""
+    for name in ("Flickr8k.token.txt", "Flickr_8k.trainImages.txt", "Flickr_8k.devImages.txt"):
+        (tmp_path / "data" / "flickr8k").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / "flickr8k" / name).touch()
+    study = _load(tmp_path, HEAD + 'data-dir = "data"\n' + f'[[encoder]]\nname = "{seeded}"\nseeds = [1, 2]\n\n[[encoder]]\nname = "char-gru"\n'
                   'seeds = [5, 6]\ntrain = { dataset = "flickr8k", visual = "cluster", hidden = 8 }\n')
     commands = [cell_commands(c, study, tmp_path / c.name) for c in study.cells]
     assert [c.seed for c in study.cells] == [1, 2, 5, 6]
