@@ -29,7 +29,7 @@ from benchbox.data.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
 from benchbox.storage.runs import METRIC_COLUMNS, write_run
-from benchbox.task import DataFile, EvalContext, MetricRecord, Task, TaskResult, locate_file, resolve_tasks
+from benchbox.task import EvalContext, MetricRecord, Task, TaskResult, require_task_data, resolve_tasks
 from benchbox.task_options import TaskOptions, resolve_options
 
 
@@ -152,11 +152,7 @@ def run_tasks(
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
     values = resolve_options(task_objs, options, log or (lambda message: None))
     data = DataRoot(data_dir)
-    for task in task_objs:
-        data.require(task.required_files(values[task.name]))
-        for data_file in task.data_files:
-            if isinstance(data_file, DataFile):
-                locate_file(data, data_file)
+    require_task_data(data, task_objs, values)
     _say_fallback(data, task_objs, values, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()

@@ -314,6 +314,17 @@ def locate_file(data: DataRoot, data_file: DataFile | str) -> Path:
     return path
 
 
+def require_task_data(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]]) -> None:
+    """Fail, before any work, where a task's data is missing: the data-root files each task reads with its option
+    ``values`` (:func:`benchbox.task_options.resolve_options`), and its declared data files (:func:`locate_file`: package folder,
+    checksum). ``run_tasks`` runs it, and ``benchbox study`` before its first cell."""
+    for task in tasks:
+        data.require(task.required_files(values[task.name]))
+        for data_file in task.data_files:
+            if isinstance(data_file, DataFile):
+                locate_file(data, data_file)
+
+
 def task_class(name: str) -> type[Task] | None:
     """The installed task called ``name`` (its class), or None (not installed, or a group)."""
     from benchbox.registry import TASKS

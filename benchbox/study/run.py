@@ -67,7 +67,7 @@ from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
 from benchbox.study.progress import Progress, live_table
-from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file
+from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
 from benchbox.study.warmup import Warmup
 
 #: times Ray runs a cell again when the worker running it dies (a lost node, a killed process)
@@ -120,7 +120,8 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     path = Path(path)
     spec, flags = read_study_file(path)
     seed_options = check_meaning(path, spec, flags)
-    data_dir = str(beside(path, spec.study.data_dir).resolve()) if spec.study.data_dir else None
+    root = study_data_dir(path, spec.study)
+    data_dir = str(root) if root is not None else None  # as the cells get it (--data-dir)
     cells: list[Cell] = []
     for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
         if entry.run is not None:

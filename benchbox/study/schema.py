@@ -198,6 +198,12 @@ def beside(path: Path, value: str) -> Path:
     return path.parent / Path(value).expanduser()
 
 
+def study_data_dir(path: Path, head: StudyHead) -> Path | None:
+    """The data root the cells get (``--data-dir``): ``data-dir`` beside the study file, resolved; None leaves
+    the cells theirs (``$BENCHBOX_DATA``, else the user's data folder)."""
+    return beside(path, head.data_dir).resolve() if head.data_dir is not None else None
+
+
 def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list[str | None]:
     """What the schema cannot check alone (module docstring): tasks, their options, the task flags and their data,
     encoders and their options, files, seeds and the baseline; raises a one-line :class:`BenchboxError` naming the file
@@ -205,7 +211,7 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
     or it has no seeds)."""
     from benchbox.data.root import DataRoot
     from benchbox.registry import TASKS
-    from benchbox.task import parse_task_arguments, resolve_tasks
+    from benchbox.task import parse_task_arguments, require_task_data, resolve_tasks
     from benchbox.task_options import TaskOptions, resolve_options
 
     try:
@@ -219,14 +225,13 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
         values = resolve_options(tasks, TaskOptions(task_options=options, flags=flags))
     except BenchboxError as exc:
         raise BenchboxError(f"{path}: [study]: {exc}") from None
-    if spec.study.data_dir is not None and not beside(path, spec.study.data_dir).is_dir():
+    data_dir = study_data_dir(path, spec.study)
+    if data_dir is not None and not data_dir.is_dir():
         raise BenchboxError(f"{path}: [study] data-dir = {spec.study.data_dir!r} is not an existing folder "
                             f"(relative to {path.parent})")
-    if any(entry.name is not None for entry in spec.encoder):  # cells will evaluate: every task's data is there
-        data = DataRoot(beside(path, spec.study.data_dir) if spec.study.data_dir is not None else None)
+    if any(entry.name is not None for entry in spec.encoder):  # cells will evaluate: the check run_tasks makes
         try:
-            for task in tasks:
-                data.require(task.required_files(values[task.name]))
+            require_task_data(DataRoot(data_dir), tasks, values)
         except BenchboxError as exc:
             raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
     models, seed_options = [], []

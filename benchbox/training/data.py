@@ -155,12 +155,12 @@ def require_training_data(config: TrainConfig) -> DataRoot:
     ``--video-captions`` paths, and the data root's captions of the dataset's train and dev splits. Returns the
     data root. ``benchbox study`` runs it on every ``train`` table before any cell starts."""
     data = DataRoot(config.data_dir)
-    if config.eval_semantic:
-        from benchbox.task import resolve_tasks
+    if config.eval_semantic:  # evaluated at each snapshot with the tasks' default options
+        from benchbox.task import require_task_data, resolve_tasks
         from benchbox.task_options import TaskOptions, option_values
 
-        for task in resolve_tasks(list(config.eval_semantic)):
-            data.require(task.required_files(option_values(task, TaskOptions())))
+        tasks = resolve_tasks(list(config.eval_semantic))
+        require_task_data(data, tasks, {task.name: option_values(task, TaskOptions()) for task in tasks})
     given = {"--features": (config.features, " (make one with `benchbox features extract`)"),
              "--text-corpus": (config.text_corpus, ""), "--video-captions": (config.video_captions, "")}
     for flag, (value, hint) in given.items():
