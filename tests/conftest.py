@@ -1,13 +1,61 @@
-"""Shared fixtures. Real-data tests (marker ``realdata``) use the data root in ``$BENCHBOX_DATA``."""
+"""Shared fixtures and the suite's two set-up rules.
+
+- Real-data tests (marker ``realdata``) read the data root in ``$BENCHBOX_DATA``: a test that asks for the
+  ``data_root`` fixture is one, and ``@pytest.mark.realdata("flickr8k/Flickr8k.token.txt", ...)`` names the files
+  a test needs (it skips, naming the first missing, where they are not there). The default ``pytest``
+  (``-m 'not realdata ...'``) so never depends on a data root.
+- The out-of-tree plugin packages the plugin tests load (``tests/plugin_pkg``, docs/plugins.md's worked example,
+  and ``tests/plugin_bad``) are installed by the suite itself, into a temporary folder put first on ``sys.path``
+  and ``PYTHONPATH`` (so child processes see them too): the README's install is all a fresh clone needs.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from benchbox.data.root import DataRoot
+
+PLUGIN_PACKAGES = [Path(__file__).parent / name for name in ("plugin_pkg", "plugin_bad")]
+
+
+def pytest_configure(config):
+    """Install the test plugin packages (without their dependencies, which benchbox's install has) for this run."""
+    target = Path(tempfile.mkdtemp(prefix="benchbox-test-plugins-"))
+    config.add_cleanup(lambda: shutil.rmtree(target, ignore_errors=True))
+    target.chmod(0o755)  # the permission tests run benchbox as the user nobody
+    sources = [shutil.copytree(package, target / "src" / package.name) for package in PLUGIN_PACKAGES]
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                           "--no-build-isolation", "--target", str(target), *map(str, sources)],
+                          capture_output=True, text=True)  # built from copies: the checkout gets no build/ folder
+    if done.returncode != 0:
+        raise pytest.UsageError(f"installing the test plugin packages failed:\n{done.stdout}{done.stderr}")
+    shutil.rmtree(target / "src")
+    sys.path.insert(0, str(target))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH")]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m selection reads the marks
+def pytest_collection_modifyitems(items):
+    """A test that reads the real data root through the ``data_root`` fixture is a ``realdata`` test."""
+    for item in items:
+        if "data_root" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.realdata)
+
+
+def pytest_runtest_setup(item):
+    """Skip a real-data test whose files (the ``realdata`` mark's arguments) are not under the data root."""
+    root = DataRoot().root
+    for mark in item.iter_markers("realdata"):
+        missing = [name for name in mark.args if not (root / name).exists()]
+        if missing:
+            pytest.skip(f"needs {missing[0]} under the data root ($BENCHBOX_DATA)")
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.labels import check_label, split_label
@@ -140,10 +139,7 @@ def test_a_repeated_label_is_the_only_name_outside_the_runs_table(runs, tmp_path
     assert not any(i in result.output for i in ids) and second.name not in result.output
 
 
-FLICKR = DataRoot().root / "flickr8k" / "Flickr8k.token.txt"
-
-
-@pytest.mark.skipif(not FLICKR.is_file(), reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")
+@pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 def test_train_name_is_stored_inherited_by_eval_and_replaced_on_resume(tmp_path):
     (tmp_path / "empty").mkdir()
     args = ["train", "char-gru", "--dataset", "flickr8k", "--visual", "random", "--hidden", "8", "--epochs", "1",

@@ -16,7 +16,6 @@ import torch
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_SEED
 from benchbox.storage.outdir import output_lock
@@ -88,9 +87,7 @@ def test_lock_refuses_a_second_writer_and_dies_with_its_holder(tmp_path):
         assert locked == folder
 
 
-ROOT = DataRoot()
-needs_flickr8k = pytest.mark.skipif(not (ROOT.root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-                                    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")
+needs_flickr8k = pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 TINY = dict(encoder="char-gru", dataset="flickr8k", visual="random", hidden=12, epochs=1, cycle_epochs=1,
             max_captions=320, threads=1, checkpoint_every=3)
 

@@ -24,10 +24,9 @@ from tests.helpers import AS_NOBODY
 SHARED = Path(os.environ.get("BENCHBOX_DATA", "/work/shared/data"))
 
 pytestmark = [
-    pytest.mark.realdata,  # a child process per case, each importing torch: about 2.5 minutes on 2 cores
+    # a child process per case, each importing torch: about 2.5 minutes on 2 cores
+    pytest.mark.realdata("senteval/downstream/STS/STS12-en-test"),
     pytest.mark.skipif(os.geteuid() != 0, reason="drops privileges: needs to start as root (as CI does)"),
-    pytest.mark.skipif(not (SHARED / "senteval" / "downstream" / "STS" / "STS12-en-test").is_dir(),
-                       reason="needs the real data root ($BENCHBOX_DATA)"),
 ]
 
 

@@ -17,7 +17,6 @@ import pytest
 
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.comparison.compare import compare
-from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import ENCODERS, TASKS
@@ -258,8 +257,7 @@ def test_a_study_comparison_and_its_report_agree_verdict_for_verdict(tmp_path):
     assert "Holm-corrected over every row of every pair compared" in report
 
 
-@pytest.mark.skipif(not (DataRoot().root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-                    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")
+@pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 def test_trained_seeds_are_grouped_from_their_runs_alone(tmp_path, empty):
     """Evaluation runs of char-GRUs trained with seeds 1 and 2 record the training seed and configuration: they
     group as seeds without --seeds; one trained with another hidden size is named as a different model."""

@@ -154,10 +154,10 @@ study = load_study(sys.argv[1], check_train=check_train)
 print(json.dumps([study.flags, "benchbox.tasks.transfer" in sys.modules]))
 """
     outputs = []
-    for name, head in (("plain", HEAD), ("flagged", '[study]\ntasks = ["sts12"]\ntext = "raw"\n')):
+    for name, head in (("plain", HEAD), ("flagged", '[study]\ntasks = ["stsb"]\nfix-stsb-labels = true\n')):
         path = tmp_path / f"{name}.toml"
         path.write_text(head + TWO)
         done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout.strip().splitlines()[-1])
-    assert outputs == ['[{}, false]', '[{"text": "raw"}, true]']
+    assert outputs == ['[{}, false]', '[{"fix-stsb-labels": true}, true]']

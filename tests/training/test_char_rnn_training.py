@@ -21,10 +21,7 @@ from benchbox.training.config import TrainConfig
 from benchbox.training.trainer import Trainer
 
 ROOT = DataRoot()
-pytestmark = pytest.mark.skipif(
-    not (ROOT.root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)",
-)
+pytestmark = pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 TINY = dict(encoder="char-gru", dataset="flickr8k", visual="random", hidden=12, epochs=2, cycle_epochs=1,
             max_captions=320, threads=1, checkpoint_every=3)
 

@@ -83,10 +83,7 @@ def test_weighted_terms_are_the_weighted_losses_and_keep_the_single_names_identi
 # ---------------------------------------------------------------- training on the real Flickr8k captions
 
 ROOT = DataRoot()
-needs_flickr = pytest.mark.skipif(
-    not (ROOT.root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)",
-)
+needs_flickr = pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 TINY = dict(encoder="char-gru", dataset="flickr8k", hidden=16, epochs=2, cycle_epochs=1, max_captions=320,
             threads=1, checkpoint_every=0)
 

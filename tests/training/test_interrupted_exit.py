@@ -17,12 +17,10 @@ import pytest
 import torch
 
 from benchbox.commands.interrupted import resume_command
-from benchbox.data.root import DataRoot
 
 TRAIN = ["train", "char-gru", "--dataset", "flickr8k", "--visual", "random", "--hidden", "12", "--epochs", "4",
          "--cycle-epochs", "4", "--max-captions", "320", "--threads", "1", "--checkpoint-every", "3"]
-needs_flickr8k = pytest.mark.skipif(not (DataRoot().root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-                                    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)")
+needs_flickr8k = pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 
 
 def _benchbox(*args: str) -> list[str]:

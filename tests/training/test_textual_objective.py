@@ -60,12 +60,26 @@ def test_bad_corpora_are_one_clear_line(tmp_path, content, message):
         load_text_corpus(path, batch_size=5)
 
 
+def _caption_root(root: Path) -> Path:
+    """A data root holding only Flickr8k's caption files (tokens and the train / dev lists): what training checks
+    before it reads the corpus, so the command reaches the corpus without the real data root."""
+    from benchbox.data.captions import FLICKR8K_SPLIT_LISTS, FLICKR8K_TOKENS
+
+    ids = [f"{i}.jpg" for i in range(4)]
+    (root / "flickr8k").mkdir(parents=True)
+    _write(root / FLICKR8K_TOKENS, "".join(f"{i}#{k}\ta caption {k}\n" for i in ids for k in range(5)))
+    for split in ("train", "dev"):
+        _write(root / FLICKR8K_SPLIT_LISTS[split], "\n".join(ids) + "\n")
+    return root
+
+
 def test_bad_corpus_on_the_command_line_exits_2_with_one_line(tmp_path):
     _write(tmp_path / "corpus.txt", "One.\nTwo.\n\nAlone.\n")
     proc = subprocess.run([sys.executable, "-m", "benchbox", "train", "char-gru", "--dataset", "flickr8k",
                            "--visual", "cluster", "--loss", "bordes-c,textual=0.5", "--text-corpus",
-                           str(tmp_path / "corpus.txt"), "--out", str(tmp_path / "run"), "--quiet"],
-                          capture_output=True, text=True)
+                           str(tmp_path / "corpus.txt"), "--out", str(tmp_path / "run"), "--quiet",
+                           "--data-dir", str(_caption_root(tmp_path / "data"))],
+                          capture_output=True, text=True, env={**os.environ, "BENCHBOX_DATA": ""})
     assert proc.returncode == 2
     assert "the document at line 4 has one sentence" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("error:") == 1
@@ -185,10 +199,7 @@ def test_weighted_terms_add_alpha_t_times_the_textual_loss():
 # ---------------------------------------------------------------- training on the real Flickr8k captions
 
 ROOT = DataRoot()
-needs_flickr = pytest.mark.skipif(
-    not (ROOT.root / "flickr8k" / "Flickr8k.token.txt").is_file(),
-    reason="needs the Flickr8k captions under the data root ($BENCHBOX_DATA)",
-)
+needs_flickr = pytest.mark.realdata("flickr8k/Flickr8k.token.txt")
 TINY = dict(encoder="char-gru", dataset="flickr8k", hidden=16, epochs=2, cycle_epochs=1, max_captions=160,
             threads=1, checkpoint_every=0)
 
