@@ -50,9 +50,8 @@ def read_table(path: Path, columns: Mapping[str, str], required: tuple[str, ...]
                optional: tuple[str, ...] = (), delimiter: str | None = None) -> pd.DataFrame:
     """The file's rows as strings under the base's column names (``columns``: base name → file name; the base
     reads ``required`` and, where present, ``optional``), by the rules of the module docstring."""
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
-                 if not line.startswith("#")]
+    try:  # split on newlines only: str.splitlines would split a sentence at U+2028 and the like
+        lines = [line for line in path.read_text(encoding="utf-8-sig").split("\n") if not line.startswith("#")]
     except (OSError, UnicodeDecodeError) as exc:
         raise BenchboxError(f"task {task}: cannot read {path} as UTF-8 text: {exc}") from None
     first = next((line for line in lines if line.strip()), None)
@@ -60,7 +59,7 @@ def read_table(path: Path, columns: Mapping[str, str], required: tuple[str, ...]
         raise BenchboxError(f"task {task}: {path} has no header line (and no rows)")
     name = delimiter or detect_delimiter(first)
     try:
-        frame = pd.read_csv(io.StringIO("".join(lines)), sep=DELIMITERS[name], header=None, dtype=str,
+        frame = pd.read_csv(io.StringIO("\n".join(lines)), sep=DELIMITERS[name], header=None, dtype=str,
                             keep_default_na=False, quoting=csv.QUOTE_NONE if name == "tab" else csv.QUOTE_MINIMAL)
     except ValueError as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
         raise BenchboxError(f"task {task}: {path} is not a {name}-separated table with a header: "

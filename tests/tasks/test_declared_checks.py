@@ -107,6 +107,10 @@ def test_a_hash_inside_a_line_is_text_and_only_hash_lines_are_comments(tmp_path)
     items = _run(_pairs_task(tmp_path, text)).items
     assert items["sentence1"].iloc[0] == "C# code" and items["sentence2"].iloc[0] == "the C# language"
     assert items["gold"].iloc[0] == 3.0 and len(items) == len(PAIRS) + 1
+    # a byte-order mark, CRLF line ends and a line separator inside a sentence read as text too
+    crlf = "\ufeff" + _tsv(("sentence1", "sentence2", "gold"), ("one\u2028two", "three", 2.0), *PAIRS).replace("\n", "\r\n")
+    items = _run(_pairs_task(tmp_path, crlf)).items
+    assert items["sentence1"].iloc[0] == "one\u2028two" and items["gold"].tolist() == [2.0, *(p[2] for p in PAIRS)]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
