@@ -96,6 +96,7 @@ def _index(folders: tuple[Path, ...]) -> dict[str, tuple[Path, list[Path]]]:
 
 
 def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words (from its ``st_mode``)."""
     for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
         if test(mode):
