@@ -33,7 +33,7 @@ from benchbox.commands import cache, compare, core, data, describe, features, ne
 from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
 from benchbox.errors import BenchboxError  # noqa: E402
 from benchbox.include import include_file  # noqa: E402
-from benchbox.limits import max_chars  # noqa: E402
+from benchbox.limits import max_chars, max_image_bytes  # noqa: E402
 from benchbox.registry import PluginWarning  # noqa: E402
 
 app = typer.Typer(
@@ -113,6 +113,7 @@ def _check_environment() -> None:
                             f"{os.environ['BENCHBOX_DEBUG']!r}")
     DEBUG["on"] = DEBUG_VALUES.get(raw, False)
     max_chars()
+    max_image_bytes()
 
 
 def main() -> None:

@@ -5,7 +5,9 @@
 
 ``model`` (``-e model=...``) is a local folder holding the model, its tokenizer and its image processor (what
 ``save_pretrained`` of each writes), or a hub name that is already in the local Hugging Face cache: models are
-only ever loaded offline (``local_files_only``). The fingerprint hashes every file of the folder.
+only ever loaded offline (``local_files_only``). The fingerprint hashes every file of the folder. A folder without
+any of the :data:`TOKENIZER_FILES` is refused, naming them: transformers would build an empty tokenizer for it
+(every sentence the same tokens, so the same embedding) or fail with an unrelated message.
 
 Protocol: the model's own, as in the CLIP paper's zero-shot retrieval and LAION's CLIP_benchmark.
 - Text: the model's tokenizer, truncated to ``max_length`` tokens (default: the text tower's position limit,
@@ -37,6 +39,10 @@ from benchbox.errors import BenchboxError
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 #: model types whose text tower pools the last position, so sentences are padded to ``max_length``
 PAD_TO_MAX_LENGTH = ("siglip",)
+#: the files a transformers tokenizer reads its vocabulary from (the fast tokenizer's, then the slow ones': CLIP's
+#: BPE vocabulary with merges.txt, SigLIP's SentencePiece model, other SentencePiece and WordPiece vocabularies)
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
+                   "vocab.txt")
 
 
 def resolve_model_dir(model: str | os.PathLike) -> Path:
@@ -57,6 +63,15 @@ def resolve_model_dir(model: str | os.PathLike) -> Path:
             f"Face cache): where you have network access run `hf download {model} --local-dir FOLDER`, copy FOLDER "
             "here and pass -e model=FOLDER"
         ) from exc
+
+
+def require_tokenizer(folder: Path) -> None:
+    """A one-line error unless ``folder`` holds one of the :data:`TOKENIZER_FILES`."""
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise BenchboxError(f"{folder} holds no tokenizer (none of {', '.join(TOKENIZER_FILES)}; CLIP's is "
+                            "tokenizer.json or vocab.json with merges.txt, SigLIP's spiece.model): save the model's "
+                            "tokenizer into the folder (tokenizer.save_pretrained(FOLDER)), or download the whole "
+                            "model (`hf download NAME --local-dir FOLDER`)")
 
 
 def _pooled(output: Any) -> torch.Tensor:
@@ -81,6 +96,7 @@ class CLIPEncoder(TextImageTowers):
         if precision not in PRECISIONS:
             raise BenchboxError(f"clip precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.folder = resolve_model_dir(model)
+        require_tokenizer(self.folder)
         self.model_name, self.precision = str(model), precision
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 

@@ -1,11 +1,11 @@
 """Task bases for plugin authors: a task is its data, its metadata and a few lines (docs/plugins.md).
 
-Each base reads its data from tab-separated files with a header line (``#`` lines are comments), declared as the
-task's ``data_files`` (a :class:`~benchbox.task.DataFile` in the plugin's package, with its sha256), and maps the
-file's column names onto its own with ``columns`` (``{"gold": "label"}``: the file's ``label`` column is the
-gold). It embeds the sentences, scores them, and returns the metric records with their 95% intervals and the
-per-item rows the paired tests read (:mod:`benchbox.paired_tests`), so that compare, the claims and the reports
-treat the task like a built-in one:
+Each base reads its data from tab- or comma-separated files with a header line (``#`` lines are comments;
+:mod:`benchbox.tasks.table_files`), declared as the task's ``data_files`` (a :class:`~benchbox.task.DataFile` in
+the plugin's package, with its sha256), and maps the file's column names onto its own with ``columns``
+(``{"gold": "label"}``: the file's ``label`` column is the gold). It embeds the sentences, scores them, and
+returns the metric records with their 95% intervals and the per-item rows the paired tests read
+(:mod:`benchbox.paired_tests`), so that compare, the claims and the reports treat the task like a built-in one:
 
 - :class:`PairCorrelationTask`: sentence pairs with a graded gold score; the cosine of the two sentences
   correlated with gold per subset (Pearson and Spearman with Fisher-z intervals; paired tests: ``correlation``);
@@ -22,11 +22,15 @@ Each base's columns: pairs ``sentence1``, ``sentence2``, ``gold`` (and optionall
 retrieval ``query``, ``sentence``, ``relevant`` (document ids separated by ``|``) in the first file and
 ``document``, ``sentence`` in the second; classification ``sentence``, ``label``, ``split``. The same bases back
 the declarative task files of ``benchbox --include TASKS.toml`` (:mod:`benchbox.tasks.declarative`).
+
+Items are checked as the built-in tasks' are: a pair repeated in a subset, or a document id listed twice, is refused
+(:func:`~benchbox.tasks.table_files.first_repeat`, the rule of SentEval's SICK reader); a correlation needs at least
+:data:`~benchbox.stats.intervals.FISHER_MIN_N` pairs per subset for its Fisher-z interval, an AUC both classes in every
+subset, and a probe two classes among its train rows.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,28 +44,12 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
+from benchbox.stats.intervals import FISHER_MIN_N
 from benchbox.stats.resampling import percentile_interval
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.sts import CORRELATIONS, correlation_records
 from benchbox.tasks.structure_measures import unit_rows
-
-
-def read_table(path: Path, columns: Mapping[str, str], required: tuple[str, ...], task: str) -> pd.DataFrame:
-    """A tab-separated file with a header line (``#`` lines skipped, no quoting), its columns renamed from the
-    file's names to the base's (``columns``: base name → file name); a missing required column, or a file that is
-    not such a table, is a one-line error naming the file."""
-    try:
-        frame = pd.read_csv(path, sep="\t", comment="#", quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise BenchboxError(f"task {task}: {path} is not a tab-separated table with a header: {exc}") from None
-    frame = frame.rename(columns={file: base for base, file in columns.items()})
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise BenchboxError(f"task {task}: {path} lacks the column(s) {', '.join(missing)} (columns: "
-                            f"{', '.join(map(str, frame.columns))}); name them in the file or map them with columns")
-    if frame.empty:
-        raise BenchboxError(f"task {task}: {path} has no rows")
-    return frame
+from benchbox.tasks.table_files import check_column_names, first_repeat, read_table
 
 
 def numbers(frame: pd.DataFrame, column: str, path: Path, task: str) -> np.ndarray:
@@ -103,17 +91,26 @@ def bootstrap_interval(rows: pd.DataFrame, statistic: Any, ctx: EvalContext) -> 
         return math.nan, math.nan
     draws = np.random.default_rng(ctx.options.seed).integers(0, len(rows), size=(ctx.options.bootstrap, len(rows)))
     values = np.array([statistic(rows.iloc[d]) for d in draws])
-    return percentile_interval(values[np.isfinite(values)])
+    finite = values[np.isfinite(values)]
+    return percentile_interval(finite) if len(finite) else (math.nan, math.nan)
 
 
 class TableTask(Task):
-    """A task whose data are tab-separated tables (``data_files``) with the base's columns (module docstring)."""
+    """A task whose data are tables (``data_files``) with the base's columns (module docstring)."""
 
     #: base column name → the data file's column name, for a file that names them otherwise
     columns: ClassVar[Mapping[str, str]] = {}
-    #: the base's columns that the first data file must have, and how many data files it reads
+    #: the base's columns that the first data file must have, those it may have, and how many data files it reads
     required: ClassVar[tuple[str, ...]] = ()
+    optional: ClassVar[tuple[str, ...]] = ()
     tables: ClassVar[int] = 1
+    #: the data files' delimiter (a name of :data:`~benchbox.tasks.table_files.DELIMITERS`); None: detected
+    delimiter: ClassVar[str | None] = None
+
+    @classmethod
+    def column_names(cls) -> tuple[str, ...]:
+        """Every column of the base's data files, the names ``columns`` may map."""
+        return (*cls.required, *cls.optional)
 
     def table(self, ctx: EvalContext, index: int = 0,
               required: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, Path]:
@@ -122,7 +119,9 @@ class TableTask(Task):
             raise BenchboxError(f"task {self.name} declares {len(self.data_files)} data file(s); its base reads "
                                 f"{index + 1}")
         path = ctx.file(self.data_files[index])
-        return read_table(path, self.columns, self.required if required is None else required, self.name), path
+        check_column_names(self.columns, self.column_names(), self.name)
+        read, optional = (self.required, self.optional) if required is None else (required, ())
+        return read_table(path, self.columns, read, self.name, optional, self.delimiter), path
 
     def select(self, rows: pd.DataFrame, ctx: EvalContext) -> pd.DataFrame:
         """The rows evaluated (default: all); a task with an option that narrows them overrides this."""
@@ -133,6 +132,7 @@ class PairTask(TableTask):
     """Sentence pairs scored by the cosine of their embeddings; subclasses measure the scores (:meth:`measure`)."""
 
     required = ("sentence1", "sentence2", "gold")
+    optional = ("item", "subset")
     item_kind = "sentence pair: gold, cosine score"
     group, order = "sentence pairs", 800
 
@@ -141,6 +141,12 @@ class PairTask(TableTask):
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         rows, path = self.table(ctx)
+        repeat = first_repeat(rows, [c for c in ("subset", "sentence1", "sentence2") if c in rows])
+        if repeat is not None:
+            row = rows.iloc[repeat[1] - 1]
+            raise BenchboxError(f"task {self.name}: {path}, row {repeat[1]}: the pair ({row['sentence1']!r}, "
+                                f"{row['sentence2']!r}) repeats row {repeat[0]}, so it would be scored twice: "
+                                "delete the repeated line")
         rows = self.select(rows, ctx).reset_index(drop=True)
         first, second = ctx.embed(rows["sentence1"].tolist()), ctx.embed(rows["sentence2"].tolist())
         require_informative(np.concatenate([first, second]), encoder.name, self.name)
@@ -162,6 +168,11 @@ class PairCorrelationTask(PairTask):
     main_score = "spearman"
 
     def measure(self, items: pd.DataFrame, ctx: EvalContext) -> list[MetricRecord]:
+        few = next(((subset, len(part)) for subset, part in items.groupby("subset", sort=False)
+                    if len(part) < FISHER_MIN_N), None)
+        if few is not None:
+            raise BenchboxError(f"task {self.name}, subset {few[0]}: {few[1]} pair(s), and a correlation's Fisher-z "
+                                f"interval needs at least {FISHER_MIN_N}: add pairs to the subset")
         return [r for subset, part in items.groupby("subset", sort=False)
                 for r in correlation_records(self.name, str(subset), part["gold"].to_numpy(), part["score"].to_numpy())]
 
@@ -178,6 +189,13 @@ class PairClassificationTask(PairTask):
     def measure(self, items: pd.DataFrame, ctx: EvalContext) -> list[MetricRecord]:
         if not set(items["gold"]) <= {0.0, 1.0}:
             raise BenchboxError(f"task {self.name}: gold labels must be 0 or 1, got {sorted(set(items['gold']))[:5]}")
+        one = next(((subset, part) for subset, part in items.groupby("subset", sort=False)
+                    if part["gold"].nunique() == 1), None)
+        if one is not None:
+            subset, part = one
+            raise BenchboxError(f"task {self.name}, subset {subset}: all {len(part)} pair(s) have gold "
+                                f"{part['gold'].iloc[0]:g}, and the ROC AUC needs both classes (gold 0 and 1): add "
+                                "pairs of the other class to the subset")
         return [MetricRecord(self.name, str(subset), "auc", auc(part), *bootstrap_interval(part, auc, ctx), len(part))
                 for subset, part in items.groupby("subset", sort=False)]
 
@@ -190,6 +208,8 @@ class RetrievalTask(TableTask):
     """Queries ranking a corpus of documents by cosine (module docstring)."""
 
     required = ("query", "sentence", "relevant")
+    #: the columns of the second data file, the documents
+    document_columns: ClassVar[tuple[str, ...]] = ("document", "sentence")
     tables = 2
     metrics = (_recall(1), _recall(5), _recall(10),
                MetricSpec("mrr", "ranks", decimals=3,
@@ -203,9 +223,18 @@ class RetrievalTask(TableTask):
     #: how the rows of a query name their direction (the paired tests pair queries on it)
     direction: ClassVar[str] = "query-to-document"
 
+    @classmethod
+    def column_names(cls) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*super().column_names(), *cls.document_columns)))
+
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
         queries, query_path = self.table(ctx, 0)
-        documents, document_path = self.table(ctx, 1, ("document", "sentence"))
+        documents, document_path = self.table(ctx, 1, self.document_columns)
+        repeat = first_repeat(documents, ["document"])
+        if repeat is not None:
+            raise BenchboxError(f"task {self.name}: {document_path}, row {repeat[1]}: document "
+                                f"{documents['document'].iloc[repeat[1] - 1]!r} repeats row {repeat[0]}'s id, so the "
+                                "queries' relevant documents are ambiguous: give each document an id of its own")
         index = {doc: i for i, doc in enumerate(documents["document"])}
         relevant = [[index.get(doc.strip()) for doc in text.split("|")] for text in queries["relevant"]]
         unknown = next(((q, text) for q, text, found in zip(queries["query"], queries["relevant"], relevant)
@@ -273,6 +302,10 @@ class ProbeClassificationTask(TableTask):
         if empty:
             raise BenchboxError(f"task {self.name}: {path} has no {', '.join(empty)} rows (column split: train, dev, "
                                 "test)")
+        taught = sorted(set(splits["train"]["label"]))
+        if len(taught) < 2:
+            raise BenchboxError(f"task {self.name}: {path}: all train rows have label {taught[0]!r}, and a classifier "
+                                "needs at least two classes to learn: add train rows of another class")
         classes = {label: i for i, label in enumerate(sorted(set(rows["label"])))}
         xy = {}
         for name, part in splits.items():

@@ -6,12 +6,14 @@
     base = "pair-classification"       # pair-correlation, pair-classification, retrieval or classification
     data = ["pairs.tsv"]               # relative to this file; retrieval: queries, then documents
     columns = { gold = "label" }       # the base's column name = the file's
+    delimiter = "tab"                  # or "comma"; default: detected from the header line
     description = "paraphrase pairs of my corpus, ROC AUC of the cosine"
     license = "CC-BY-4.0"
     citation = "@misc{mine, title = {My pairs}, year = {2026}}"
 
 The data files are recorded with the sha256 they have when the file is loaded, and checked when the task reads
-them. Every problem is one line naming the file and the task.
+them, as the bases read them (:mod:`benchbox.tasks.table_files`). Every problem is one line naming the file and
+the task; an unknown key lists the keys a ``[[task]]`` table takes.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from benchbox.errors import BenchboxError
+from benchbox.suggest import close_to
 from benchbox.task import DataFile, Task
 from benchbox.tasks.bases import PairClassificationTask, PairCorrelationTask, ProbeClassificationTask, RetrievalTask
+from benchbox.tasks.table_files import DELIMITERS, check_column_names
 
 #: the bases a declared task may name
 BASES: dict[str, type[Task]] = {"pair-correlation": PairCorrelationTask, "pair-classification": PairClassificationTask,
@@ -41,6 +45,7 @@ class DeclaredTask(BaseModel):
     base: Literal["pair-correlation", "pair-classification", "retrieval", "classification"]
     data: Annotated[list[StrictStr], Field(min_length=1)]
     columns: dict[StrictStr, StrictStr] = {}
+    delimiter: Literal[tuple(DELIMITERS)] | None = None
     description: StrictStr = ""
     license: StrictStr = ""
     citation: StrictStr = ""
@@ -65,8 +70,20 @@ def load_task_file(path: Path) -> list[type[Task]]:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"])
+        if error["type"] == "extra_forbidden":
+            raise BenchboxError(f"{path}: {_unknown_key(error['loc'])}") from None
         raise BenchboxError(f"{path}: {where}: {error['msg']}") from None
     return [_task_class(path, entry) for entry in declared]
+
+
+def _unknown_key(loc: tuple) -> str:
+    """An unknown key at ``loc`` (``("task", 0, "colums")``), with the keys its table takes."""
+    key = str(loc[-1])
+    table, where = (DeclaredTask, f"[[task]] {loc[1] + 1}") if len(loc) == 3 else (TaskFile, "the file")
+    keys = list(table.model_fields)
+    close = close_to(key, keys)
+    return (f"unknown key {key!r} in {where}{f' (did you mean {close!r}?)' if close else ''}; the keys of "
+            f"{'a [[task]] table' if table is DeclaredTask else 'the file'}: {', '.join(keys)}")
 
 
 def _task_class(path: Path, entry: DeclaredTask) -> type[Task]:
@@ -80,8 +97,13 @@ def _task_class(path: Path, entry: DeclaredTask) -> type[Task]:
         if not data.is_file():
             raise BenchboxError(f"{path}: task {entry.name}: data file {name} not found beside it ({data})")
         files.append(DataFile(name, sha256=hashlib.sha256(data.read_bytes()).hexdigest(), package_dir=path.parent))
+    try:
+        check_column_names(entry.columns, base.column_names(), entry.name)
+    except BenchboxError as exc:
+        raise BenchboxError(f"{path}: {exc}") from None
     attributes = {"name": entry.name, "description": entry.description, "data_files": tuple(files),
-                  "columns": dict(entry.columns), "license": entry.license, "citation": entry.citation,
+                  "columns": dict(entry.columns), "delimiter": entry.delimiter, "license": entry.license,
+                  "citation": entry.citation,
                   "reference": entry.reference or f"declared in {path.name}", "version": entry.version,
                   "__module__": __name__}
     attributes.update({key: value for key, value in (("group", entry.group), ("order", entry.order))

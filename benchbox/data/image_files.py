@@ -8,6 +8,11 @@ names the file of that name anywhere under the folder (ids matched as in :mod:`b
 ``.jpg``/``.jpeg``/``.png`` optional). A missing image is one line naming it and the folder; an unreadable one,
 one line naming the file.
 
+An image file is checked before it is opened (:func:`image_file`): two files of one id under the folder (in two
+subfolders, or ``x.jpg`` beside ``x.png``) are refused naming both; the file must be a regular file (a FIFO, a
+device or a socket would block or never end a read) — a link is followed only to a file inside the folder — and
+no larger than the limit of :func:`benchbox.limits.max_image_bytes`. Folders are walked without following links.
+
 Embedding (:func:`image_embedder`): each file is decoded with PIL, converted to RGB and passed through the
 encoder's own preprocessing (``preprocess_image``) in a pool of worker threads (PIL's decoding and resizing
 release the GIL), the next batch loading while the model embeds the current one. Image embeddings are stored
@@ -19,6 +24,7 @@ sha256: a changed file or a changed model is embedded again, a renamed or moved 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +38,7 @@ from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import check_image_output
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.errors import BenchboxError
+from benchbox.limits import IMAGE_ENV_VAR, max_image_bytes
 from benchbox.storage.identity import image_cache_key
 from benchbox.data.image_features import IMAGE_EXTENSIONS, normalise_id
 
@@ -74,19 +81,56 @@ def image_folders(data: DataRoot, dataset: str, given: str | os.PathLike | None)
     return found
 
 
-def _index(folders: tuple[Path, ...]) -> dict[str, Path]:
-    """Normalised image id → file, for every image file under ``folders`` (the first folder wins)."""
-    index: dict[str, Path] = {}
+def _index(folders: tuple[Path, ...]) -> dict[str, tuple[Path, list[Path]]]:
+    """Normalised image id → the first folder with a file of that id, and every such file in it."""
+    index: dict[str, tuple[Path, list[Path]]] = {}
     for folder in folders:
+        found: dict[str, list[Path]] = {}
         for root, _, files in os.walk(folder):
             for name in files:
                 if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS:
-                    index.setdefault(normalise_id(name), Path(root) / name)
+                    found.setdefault(normalise_id(name), []).append(Path(root) / name)
+        for key, paths in found.items():
+            index.setdefault(key, (folder, sorted(paths)))
     return index
 
 
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words (from its ``st_mode``)."""
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def image_file(image_id: str, folder: Path, paths: list[Path]) -> Path:
+    """The one file of ``image_id`` among ``paths`` under ``folder``, checked without opening it (module
+    docstring); every refusal is one line naming the file."""
+    if len(paths) > 1:
+        raise BenchboxError(f"image {image_id} names two files under {folder}: {paths[0]} and {paths[1]}; rename or "
+                            "remove one, so that each image id names one file")
+    path = paths[0]
+    if path.is_symlink() and not path.resolve().is_relative_to(folder.resolve()):
+        raise BenchboxError(f"image {path} is a link to {path.resolve()}, outside {folder}: copy the image file into "
+                            "the folder, or pass --images with the folder that holds it")
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise BenchboxError(f"cannot read image {path} ({exc.strerror}): replace or remove it") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise BenchboxError(f"image {path} is {_kind(info.st_mode)}, not a regular file: replace it with the image "
+                            "file")
+    limit = max_image_bytes()
+    if info.st_size > limit:
+        raise BenchboxError(f"image {path} has {info.st_size / 1e6:,.1f} MB, over the limit of {limit / 1e6:,.0f} MB "
+                            f"for an image file: shrink it, or raise ${IMAGE_ENV_VAR}")
+    return path
+
+
 def find_images(data: DataRoot, dataset: str, image_ids: list[str], given: str | os.PathLike | None) -> ImageSet:
-    """The file of every image in ``image_ids`` (:func:`image_folders`); a missing one is a one-line error."""
+    """The file of every image in ``image_ids`` (:func:`image_folders`); a missing one, or one that
+    :func:`image_file` refuses, is a one-line error."""
     folders = image_folders(data, dataset, given)
     index = _index(folders)
     missing = [i for i in image_ids if normalise_id(i) not in index]
@@ -94,7 +138,7 @@ def find_images(data: DataRoot, dataset: str, image_ids: list[str], given: str |
         shown = ", ".join(missing[:SHOWN]) + (f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else "")
         raise BenchboxError(f"image {shown} ({len(missing)} of {len(image_ids)} {dataset} images) not found under "
                             f"{', '.join(map(str, folders))}: add the files, or pass --images DIR")
-    return ImageSet(folders, tuple(index[normalise_id(i)] for i in image_ids))
+    return ImageSet(folders, tuple(image_file(i, *index[normalise_id(i)]) for i in image_ids))
 
 
 def load_image(encoder: VisionLanguageEncoder, path: Path) -> np.ndarray:

@@ -20,16 +20,21 @@ def as_scalars(*arrays: np.ndarray):
     return arrays
 
 
+#: the fewest pairs with a Fisher-z interval: its standard error is 1/√(n−3)
+FISHER_MIN_N = 4
+
+
 def fisher_ci(r, n, level: float = 0.95, *, spearman: bool = False):
     """Fisher-z interval for a Pearson (or, with ``spearman=True``, Spearman) correlation.
 
-    ``r`` and ``n`` may be scalars or arrays; returns ``(low, high)`` of the same shape. NaN where n ≤ 3.
+    ``r`` and ``n`` may be scalars or arrays; returns ``(low, high)`` of the same shape. NaN where n is below
+    :data:`FISHER_MIN_N`.
     """
     r = np.asarray(r, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt((1.06 if spearman else 1.0) / (n - 3))
-        se = np.where(n > 3, se, np.nan)
+        se = np.where(n >= FISHER_MIN_N, se, np.nan)
         z = np.arctanh(np.clip(r, -1.0, 1.0))
         low, high = np.tanh(z - z_quantile(level) * se), np.tanh(z + z_quantile(level) * se)
     if low.ndim == 0:

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from benchbox.errors import BenchboxError
+from benchbox.suggest import close_to, did_you_mean
 from benchbox.task_options import task_flags
 
 #: a scalar TOML value of a ``train`` or ``options`` table
@@ -91,17 +92,6 @@ TABLES = {"study": ("[study]", StudyHead), "encoder": ("[[encoder]]", EncoderEnt
 
 def _keys(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
-
-
-def close_to(key: str, known: list[str]) -> str | None:
-    """The known key closest to ``key``, if one is close enough to be what was meant."""
-    return next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.6)), None)
-
-
-def did_you_mean(key: str, known: list[str]) -> str:
-    """`` (did you mean X?)`` for the closest known key, else the list of the known ones."""
-    close = close_to(key, known)
-    return f" (did you mean {close!r}?)" if close is not None else f" (known keys: {', '.join(known)})"
 
 
 def _where(loc: tuple[Any, ...]) -> tuple[str, type[BaseModel] | None]:

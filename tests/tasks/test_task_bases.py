@@ -145,7 +145,7 @@ def test_a_declared_task_file_is_checked_in_one_line(tmp_path):
     assert "base" in refusal('[[task]]\nname = "x"\nbase = "regression"\ndata = ["pairs.tsv"]\n')
     assert "data file nope.tsv not found" in refusal('[[task]]\nname = "x"\nbase = "pair-correlation"\ndata = ["nope.tsv"]\n')
     assert "reads 2 data file(s), data names 1" in refusal('[[task]]\nname = "x"\nbase = "retrieval"\ndata = ["pairs.tsv"]\n')
-    assert "Extra inputs are not permitted" in refusal('[[task]]\nname = "x"\nbase = "pair-correlation"\n'
+    assert "unknown key 'metric' in [[task]] 1; the keys of a [[task]] table: name, base" in refusal('[[task]]\nname = "x"\nbase = "pair-correlation"\n'
                                                         'data = ["pairs.tsv"]\nmetric = "auc"\n')
 
 
@@ -159,5 +159,6 @@ def test_include_of_a_task_file_on_the_command_line(declared, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "benchbox", "--include", str(declared), "eval", "tests.helpers:LetterCounts",
                           "-t", "decl-paraphrase", "--no-save"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert bad.returncode == 2
-    assert bad.stderr.strip().endswith("lacks the column(s) gold (columns: sentence1, sentence2); name them in the file "
-                                       "or map them with columns")
+    assert bad.stderr.strip().endswith("pairs.tsv lacks (columns: left, right): correct the name in columns or in the "
+                                       "file")
+    assert "error: task decl-paraphrase: columns maps gold to 'label', which " in bad.stderr
