@@ -120,20 +120,20 @@ def test_anchors_skip_code_fences_and_number_repeats():
 
 def test_the_checker_finds_broken_and_internal_citations(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "guide.md").write_text("# Guide\n## Good part\nSee [below](#missing) and [up](#guide).\n",
+    (tmp_path / "docs" / "handbook.md").write_text("# Handbook\n## Good part\nSee [below](#missing) and [up](#handbook).\n",
                                                 encoding="utf-8")
-    (tmp_path / "docs" / "other.md").write_text("# Other\n[a](guide.md#good-part) [b](guide.md#gone)\n",
+    (tmp_path / "docs" / "other.md").write_text("# Other\n[a](handbook.md#good-part) [b](handbook.md#gone)\n",
                                                 encoding="utf-8")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text(
-        '"""See docs/guide.md#good-part and docs/guide.md#bad-part; docs/absent.md#x is skipped."""\n'
+        '"""See docs/handbook.md#good-part and docs/handbook.md#bad-part; docs/absent.md#x is skipped."""\n'
         "# protocol: " + "PROTO" + "COLS.md §1\n", encoding="utf-8")
     for venv in (".venv", "env"):
         (tmp_path / venv).mkdir()
-        (tmp_path / venv / "x.py").write_text("docs/guide.md#nowhere\n", encoding="utf-8")
+        (tmp_path / venv / "x.py").write_text("docs/handbook.md#nowhere\n", encoding="utf-8")
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
-    assert broken_citations(tmp_path) == ["docs/guide.md:3: #missing", "docs/other.md:2: guide.md#gone",
-                                          "pkg/mod.py:1: docs/guide.md#bad-part"]
+    assert broken_citations(tmp_path) == ["docs/handbook.md:3: #missing", "docs/other.md:2: handbook.md#gone",
+                                          "pkg/mod.py:1: docs/handbook.md#bad-part"]
     assert internal_citations(tmp_path) == ["pkg/mod.py:2"]
 
 
