@@ -11,15 +11,23 @@ any of the :data:`TOKENIZER_FILES` is refused, naming them: transformers would b
 
 Protocol: the model's own, as in the CLIP paper's zero-shot retrieval and LAION's CLIP_benchmark.
 - Text: the model's tokenizer, truncated to ``max_length`` tokens (default: the text tower's position limit,
-  77 for CLIP, 64 for SigLIP) and padded to the longest sentence of the batch — or to ``max_length`` for SigLIP,
-  whose text tower pools the last position and was trained on inputs padded so (the transformers SigLIP docs:
-  ``padding="max_length"``); ``get_text_features`` (the projected pooled output), L2-normalised.
+  77 for CLIP, 64 for SigLIP and SigLIP 2) and padded to the longest sentence of the batch — or, for SigLIP and
+  SigLIP 2, to ``max_length`` with no attention mask: their text towers pool the last position and were trained
+  attending to the padding of inputs padded to 64 tokens (big_vision's SigLIP, and OpenCLIP's port of it, call
+  the text tower on the padded ids alone; the SigLIP 2 model card: ``padding="max_length", max_length=64``).
+  ``text_mask`` records the choice: ``auto`` (the default: as the model was trained), ``none`` (no mask) or
+  ``attention`` (the tokenizer's attention mask: SigLIP then ignores its padding, which it never did in training;
+  kept as a recorded variant). CLIP's causal text tower pools at the end-of-text token, so its padding never
+  reaches the embedding either way. ``get_text_features`` (the projected pooled output), L2-normalised.
   Sentences longer than ``max_length`` tokens are counted, logged (the first time) and recorded in the run's
   ``encoder_notes``.
 - Images: the model's image processor (resize, centre crop, normalise) on the RGB image, ``get_image_features``,
-  L2-normalised. Similarity: cosine. SigLIP's learned logit scale and bias are monotone, so ranks are unchanged.
+  L2-normalised. SigLIP 2's NaFlex processor gives each image its patches, their mask and its patch grid, which
+  travel packed in one array per image (:func:`pack_patches`). Similarity: cosine. SigLIP's learned logit scale
+  and bias are monotone, so ranks are unchanged.
 - ``precision``: ``float32`` (default), ``float16`` or ``bfloat16`` weights and activations; embeddings are
-  returned as float32.
+  returned as float32. ``float16`` on a CPU is allowed with a one-line warning: PyTorch's CPU kernels emulate it
+  (ViT-B/32 on 32 images: 85 s against 6–9 s in float32, issue #43).
 """
 
 from __future__ import annotations
@@ -32,13 +40,16 @@ import numpy as np
 import torch
 
 from benchbox.encoders.sbert import digest_folder
-from benchbox.encoders.towers import TextImageTowers
+from benchbox.encoders.towers import TextImageTowers, warn_half_precision_on_cpu
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-#: model types whose text tower pools the last position, so sentences are padded to ``max_length``
-PAD_TO_MAX_LENGTH = ("siglip",)
+#: model types whose text tower pools the last position and was trained on ids padded to ``max_length`` with no
+#: attention mask (big_vision's SigLIP; the SigLIP 2 model card)
+TRAINED_UNMASKED = ("siglip", "siglip2")
+#: ``text_mask`` values: ``auto`` is the model's training protocol (no mask for :data:`TRAINED_UNMASKED`)
+TEXT_MASKS = ("auto", "none", "attention")
 #: the files a transformers tokenizer reads its vocabulary from (the fast tokenizer's, then the slow ones': CLIP's
 #: BPE vocabulary with merges.txt, SigLIP's SentencePiece model, other SentencePiece and WordPiece vocabularies)
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
@@ -89,12 +100,14 @@ class CLIPEncoder(TextImageTowers):
     )
 
     def __init__(self, model: str | os.PathLike | None = None, precision: str = "float32",
-                 max_length: int | str | None = None, device: str = "auto") -> None:
+                 max_length: int | str | None = None, device: str = "auto", text_mask: str = "auto") -> None:
         if model is None:
             raise BenchboxError("clip needs a model: -e model=FOLDER (a transformers CLIP/SigLIP folder) or a hub "
                                 "name in the local Hugging Face cache (e.g. -e model=openai/clip-vit-base-patch32)")
         if precision not in PRECISIONS:
             raise BenchboxError(f"clip precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if text_mask not in TEXT_MASKS:
+            raise BenchboxError(f"clip text_mask must be one of {', '.join(TEXT_MASKS)}, got {text_mask!r}")
         self.folder = resolve_model_dir(model)
         require_tokenizer(self.folder)
         self.model_name, self.precision = str(model), precision
@@ -128,12 +141,15 @@ class CLIPEncoder(TextImageTowers):
         if not 2 <= self.max_length <= limit:
             raise BenchboxError(f"clip max_length must be between 2 and {limit} (the text tower's positions), "
                                 f"got {self.max_length}")
-        self.padding = "max_length" if self.model_type in PAD_TO_MAX_LENGTH else "longest"
+        trained_unmasked = self.model_type in TRAINED_UNMASKED
+        self.padding = "max_length" if trained_unmasked else "longest"
+        self.text_mask = ("none" if trained_unmasked else "attention") if text_mask == "auto" else text_mask
+        warn_half_precision_on_cpu(self.name, precision, self.device)
         self.towers_ready(TruncationCount(self.name, self.max_length, "option max_length"))
 
     def config(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_type": self.model_type, "precision": self.precision,
-                "max_length": self.max_length, "padding": self.padding, "dim": self.dim}
+                "max_length": self.max_length, "padding": self.padding, "text_mask": self.text_mask, "dim": self.dim}
 
     def _weights_digest(self) -> str:
         return digest_folder(self.folder)
@@ -142,7 +158,8 @@ class CLIPEncoder(TextImageTowers):
     def _text(self, sentences: list[str]) -> torch.Tensor:
         tokens = self.tokenizer(sentences, padding=self.padding, truncation=True, max_length=self.max_length,
                                 return_tensors="pt").to(self.device)
-        inputs = {k: v for k, v in tokens.items() if k in ("input_ids", "attention_mask")}
+        inputs = {k: v for k, v in tokens.items() if k == "input_ids" or (k == "attention_mask" and self.text_mask
+                                                                           == "attention")}
         return torch.nn.functional.normalize(_pooled(self.model.get_text_features(**inputs)).float(), dim=-1)
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
@@ -156,10 +173,36 @@ class CLIPEncoder(TextImageTowers):
         return out
 
     def preprocess_image(self, image: Any) -> np.ndarray:
-        return np.asarray(self.image_processor(images=image, return_tensors="np")["pixel_values"][0], np.float32)
+        processed = self.image_processor(images=image, return_tensors="np")
+        if "spatial_shapes" in processed:  # SigLIP 2 (NaFlex): patches, their mask and the patch grid
+            return pack_patches(processed)
+        return np.asarray(processed["pixel_values"][0], np.float32)
 
     @torch.inference_mode()
     def encode_images(self, features: np.ndarray) -> np.ndarray:
-        pixels = torch.from_numpy(np.ascontiguousarray(features)).to(self.device, PRECISIONS[self.precision])
-        embedded = _pooled(self.model.get_image_features(pixel_values=pixels)).float()
+        vision = self.model.config.vision_config
+        inputs = (unpack_patches(features, vision.num_channels * vision.patch_size ** 2) if self.model_type == "siglip2"
+                  else {"pixel_values": torch.from_numpy(np.ascontiguousarray(features))})
+        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        inputs["pixel_values"] = inputs["pixel_values"].to(PRECISIONS[self.precision])
+        embedded = _pooled(self.model.get_image_features(**inputs)).float()
         return torch.nn.functional.normalize(embedded, dim=-1).cpu().numpy()
+
+
+def pack_patches(processed: Any) -> np.ndarray:
+    """One image of SigLIP 2's NaFlex processor as one float32 row: its P × C patch values, its P-long patch mask
+    and its (height, width) patch grid (small integers, exact in float32), for :func:`unpack_patches`."""
+    pixels, mask, shape = (np.asarray(processed[k][0], np.float32)
+                           for k in ("pixel_values", "pixel_attention_mask", "spatial_shapes"))
+    return np.concatenate([pixels.reshape(-1), mask, shape])
+
+
+def unpack_patches(rows: np.ndarray, per_patch: int) -> dict[str, torch.Tensor]:
+    """:func:`pack_patches`'s rows [B, P·per_patch + P + 2] back into ``get_image_features``'s three inputs
+    (``per_patch``: the values of one patch, channels × patch size²)."""
+    rows = torch.from_numpy(np.ascontiguousarray(rows))
+    count = (rows.shape[1] - 2) // (per_patch + 1)
+    values = count * per_patch
+    return {"pixel_values": rows[:, :values].reshape(len(rows), count, per_patch),
+            "pixel_attention_mask": rows[:, values:values + count].round().int(),
+            "spatial_shapes": rows[:, -2:].round().long()}

@@ -119,6 +119,7 @@ class OpenCLIPEncoder(TextImageTowers):
             detail = " ".join(str(exc).split())[:300]
             raise BenchboxError(f"{self.weights} is not a loadable OpenCLIP model: {detail}") from exc
         self.model.eval()
+        warn_half_precision_on_cpu(self.name, precision, self.device)
         self.dtype = next(self.model.parameters()).dtype
         self.context_length = int(self.tokenizer.context_length)
         self.towers_ready(TruncationCount(self.name, self.context_length, "the model's context length"))

@@ -42,7 +42,7 @@ from benchbox.errors import BenchboxError
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.stats.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
-from benchbox.tasks.evaluation_split import OnEvaluationSplit
+from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
 from benchbox.task_options import TaskOption, TaskOptions
 from benchbox.tasks.retrieval_metrics import (
@@ -109,6 +109,7 @@ IMAGES = TaskOption("images", str, None, "image folder, for encoders that embed 
 RETRIEVAL_OPTIONS = (
     FEATURES,
     IMAGES,
+    CAPTIONS,
     TaskOption("retrieval_ci", str, "wilson", "recall intervals: wilson (share of queries) or bootstrap (images)",
                choices=CI_METHODS, flag="retrieval-ci"),
     TaskOption("retrieval_medr", str, "vsepp", "median rank: vsepp (floor of the median, as VSE++) or median",
@@ -266,6 +267,7 @@ class Retrieval(OnEvaluationSplit, Task):
             "recall_ci": recall_ci,
             "bootstrap": f"{options.bootstrap} resamples of images within folds, seed {options.seed}, percentile",
             "features": values["features"],
+            "caption_text": values["captions"],
             "definitions": "VSE++ evaluation.py i2t/t2i; R@K in percent; metrics averaged over folds",
         }
 

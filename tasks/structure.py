@@ -30,7 +30,7 @@ from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
 from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
-from benchbox.tasks.evaluation_split import OnEvaluationSplit
+from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
 from benchbox.task_options import TaskOption
 from benchbox.tasks.retrieval import IMAGES
@@ -63,7 +63,7 @@ class Structure(OnEvaluationSplit, Task):
     item_kind = "image: its per-image measure (column metric) and value"
     item_keys = ("subset", "metric", "item")
     options = (TaskOption("features", str, None, "image features file, for rho_vis", flag="features",
-                          protocol_key="features"), IMAGES)
+                          protocol_key="features"), IMAGES, CAPTIONS)
     group, order = "structure", 400
     citation = BORDES_BIBTEX
     reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"
@@ -109,6 +109,7 @@ class Structure(OnEvaluationSplit, Task):
                 "pairs": "all ordered caption pairs (exact); rho_vis over pairs of different images",
                 "similarity": "cosine (zero vectors: 0)",
                 "features": features_path,
+                "caption_text": ctx.option(self, "captions"),
                 **({"images": OWN_IMAGES} if isinstance(encoder, VisionLanguageEncoder) else {}),
                 "bootstrap": f"{options.bootstrap} resamples of images, seed {options.seed}, percentile 95%",
             },

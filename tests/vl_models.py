@@ -71,6 +71,23 @@ def save_tiny_siglip(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+def save_tiny_siglip2(folder: Path, seed: int = 0) -> Path:
+    """A tiny Siglip2Model with its NaFlex image processor (at most 16 patches of 8 × 8 pixels, each image at its
+    own aspect ratio) and the character tokenizer, saved."""
+    import torch
+    from transformers import Siglip2Config, Siglip2ImageProcessor, Siglip2Model
+
+    tokenizer, vocab = tiny_tokenizer(folder)
+    vision = {k: v for k, v in _vision_config().items() if k != "image_size"} | {"num_patches": 16}
+    config = Siglip2Config(text_config={**_text_config(vocab), "pad_token_id": vocab["<|endoftext|>"]},
+                           vision_config=vision)
+    torch.manual_seed(seed)
+    Siglip2Model(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    Siglip2ImageProcessor(patch_size=8, max_num_patches=16).save_pretrained(folder)
+    return folder
+
+
 def caption(i: int, k: int) -> str:
     return f"im {i} v {k}"
 

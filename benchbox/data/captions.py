@@ -237,19 +237,21 @@ def load_karpathy_json(
 
 
 def load_caption_dataset(
-    data: DataRoot, dataset: str, split: str, *, karpathy_json: str | os.PathLike | None = None
+    data: DataRoot, dataset: str, split: str, *, karpathy_json: str | os.PathLike | None = None,
+    full_stop: bool = True,
 ) -> CaptionSplit:
-    """Captions of ``dataset`` ("flickr8k" or "coco") and ``split`` ("train", "dev", "test").
+    """Captions of ``dataset`` ("flickr8k" or "coco") and ``split`` ("train", "dev", "test"); ``full_stop``:
+    Merkx's `` .`` appended (:func:`merkx_full_stop`).
 
     Flickr8k reads the official files unless ``karpathy_json`` (``dataset_flickr8k.json``) is given. COCO reads
     ``karpathy_json``, else ``coco/dataset_coco.json`` in the data root."""
     if dataset == "flickr8k":
         if karpathy_json is not None:
-            return load_karpathy_json(karpathy_json, split, dataset="flickr8k")
-        return load_flickr8k(data, split)
+            return load_karpathy_json(karpathy_json, split, dataset="flickr8k", full_stop=full_stop)
+        return load_flickr8k(data, split, full_stop=full_stop)
     if dataset == "coco":
         path = Path(karpathy_json) if karpathy_json is not None else _coco_json(data)
-        return load_karpathy_json(path, split, dataset="coco")
+        return load_karpathy_json(path, split, dataset="coco", full_stop=full_stop)
     raise BenchboxError(f"unknown caption dataset {dataset!r}: use one of {', '.join(DATASETS)}")
 
 
@@ -283,10 +285,11 @@ def evaluation_split_files(dataset: str, split: str) -> tuple[str, ...]:
     return (COCO_ID_LISTS[split],)
 
 
-def load_evaluation_split(data: DataRoot, dataset: str, split: str) -> CaptionSplit:
+def load_evaluation_split(data: DataRoot, dataset: str, split: str, *, full_stop: bool = True) -> CaptionSplit:
     """An evaluation split's images and captions in the order that defines queries, folds and per-image items:
-    Flickr8k's official split list; for COCO, Karpathy's image-id list (the consecutive 1k folds of VSE++)."""
+    Flickr8k's official split list; for COCO, Karpathy's image-id list (the consecutive 1k folds of VSE++).
+    ``full_stop``: Merkx's `` .`` appended (the default), else the files' text (as CLIP_benchmark reads it)."""
     if dataset == "flickr8k":
-        return load_flickr8k(data, split)
+        return load_flickr8k(data, split, full_stop=full_stop)
     id_list = data.path(COCO_ID_LISTS[split])
-    return load_caption_dataset(data, "coco", split).reordered(read_image_list(id_list), id_list)
+    return load_caption_dataset(data, "coco", split, full_stop=full_stop).reordered(read_image_list(id_list), id_list)

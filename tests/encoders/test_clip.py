@@ -16,10 +16,12 @@ from benchbox.storage.identity import cache_key, image_cache_key
 from benchbox.cli import app
 from benchbox.errors import BenchboxError
 from benchbox.task_options import TaskOptions
-from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip
+from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip, save_tiny_siglip2
 
 SPEC = "benchbox.encoders.clip:CLIPEncoder"  # the class behind the registry name ``clip``
-SAVERS = {"clip": save_tiny_clip, "siglip": save_tiny_siglip}
+SAVERS = {"clip": save_tiny_clip, "siglip": save_tiny_siglip, "siglip2": save_tiny_siglip2}
+#: SigLIP and SigLIP 2 were trained on ids padded to max_length, with no attention mask
+UNMASKED = ("siglip", "siglip2")
 SENTENCES = ["a dog runs", "two men, one ball.", "", "x"]
 
 
@@ -34,14 +36,16 @@ def flickr(tmp_path_factory):
     return flickr8k_root(tmp_path_factory.mktemp("vl-data") / "root")
 
 
-def reference_text(folder, sentences, padding):
-    """The library's own forward pass: tokenizer → get_text_features → L2 normalisation."""
+def reference_text(folder, sentences, padding, masked=True):
+    """The library's own forward pass: tokenizer → get_text_features (with the attention mask, or on the padded
+    ids alone as big_vision's SigLIP is called) → L2 normalisation."""
     from transformers import AutoModel, AutoTokenizer
 
     model, tokenizer = AutoModel.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
     with torch.no_grad():
         tokens = tokenizer(sentences, padding=padding, truncation=True, max_length=POSITIONS, return_tensors="pt")
-        out = model.get_text_features(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
+        mask = {"attention_mask": tokens["attention_mask"]} if masked else {}
+        out = model.get_text_features(input_ids=tokens["input_ids"], **mask)
         out = out if isinstance(out, torch.Tensor) else out.pooler_output
     return torch.nn.functional.normalize(out, dim=-1).numpy()
 
@@ -54,24 +58,48 @@ def reference_images(folder, paths):
     model, processor = AutoModel.from_pretrained(folder).eval(), AutoImageProcessor.from_pretrained(folder)
     images = [Image.open(p).convert("RGB") for p in paths]
     with torch.no_grad():
-        out = model.get_image_features(pixel_values=processor(images=images, return_tensors="pt")["pixel_values"])
+        out = model.get_image_features(**processor(images=images, return_tensors="pt"))
         out = out if isinstance(out, torch.Tensor) else out.pooler_output
     return torch.nn.functional.normalize(out, dim=-1).numpy()
 
 
-@pytest.mark.parametrize("kind", ["clip", "siglip"])
+@pytest.mark.parametrize("kind", ["clip", "siglip", "siglip2"])
 def test_text_tower_equals_the_library_forward_pass(models, kind):
+    """As trained: CLIP with its mask and padded to the longest sentence; SigLIP and SigLIP 2 padded to max_length
+    with no mask (the padded ids alone, as big_vision calls SigLIP's text tower)."""
     encoder = load_encoder(SPEC, model=str(models[kind]))
     out = encoder.encode(SENTENCES, batch_size=2)
     assert out.shape == (len(SENTENCES), encoder.dim) and out.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
-    padding = "max_length" if kind == "siglip" else True
-    np.testing.assert_allclose(out, reference_text(models[kind], SENTENCES, padding), atol=1e-5)
+    padding = "max_length" if kind in UNMASKED else True
+    np.testing.assert_allclose(out, reference_text(models[kind], SENTENCES, padding, masked=kind not in UNMASKED),
+                               atol=1e-5)
     np.testing.assert_array_equal(out, encoder.encode(SENTENCES, batch_size=2))  # deterministic
-    assert encoder.config()["padding"] == ("max_length" if kind == "siglip" else "longest")
+    assert encoder.config()["padding"] == ("max_length" if kind in UNMASKED else "longest")
+    assert encoder.config()["text_mask"] == ("none" if kind in UNMASKED else "attention")
 
 
-@pytest.mark.parametrize("kind", ["clip", "siglip"])
+@pytest.mark.parametrize("kind", UNMASKED)
+def test_siglip_with_the_attention_mask_is_a_recorded_variant(models, kind):
+    """text_mask=attention passes the tokenizer's mask: SigLIP then ignores its padding (which it never did in
+    training), a different embedding and a different fingerprint."""
+    trained = load_encoder(SPEC, model=str(models[kind]))
+    masked = load_encoder(SPEC, model=str(models[kind]), text_mask="attention")
+    out = masked.encode(SENTENCES, batch_size=2)
+    np.testing.assert_allclose(out, reference_text(models[kind], SENTENCES, "max_length"), atol=1e-5)
+    assert np.abs(out - trained.encode(SENTENCES, batch_size=2)).max() > 0.01
+    assert masked.config()["text_mask"] == "attention" and masked.fingerprint() != trained.fingerprint()
+    with pytest.raises(BenchboxError, match="text_mask must be one of auto, none, attention"):
+        load_encoder(SPEC, model=str(models[kind]), text_mask="sometimes")
+
+
+def test_float16_on_a_cpu_is_one_warning_line(models, capsys):
+    load_encoder(SPEC, model=str(models["clip"]), precision="float16", device="cpu")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "float16" in line]
+    assert len(lines) == 1 and "10x slower than float32" in lines[0]
+
+
+@pytest.mark.parametrize("kind", ["clip", "siglip", "siglip2"])
 def test_image_tower_equals_the_library_forward_pass(models, flickr, kind):
     from benchbox.data.root import DataRoot
     from benchbox.data.image_files import find_images, image_embedder

@@ -239,3 +239,26 @@ def test_features_missing_an_image_give_a_clear_error(world, tmp_path):
     with pytest.raises(BenchboxError, match="1 of the 20 requested images have no features"):
         run_tasks(ToyGrounded(world.vectors), ["retrieval"], data_dir=world.root, cache=False,
                   options=task_options(features=str(partial)))
+
+
+class SeenCaptions(ToyGrounded):
+    """ToyGrounded that keeps the captions it was asked to encode, with or without Merkx's `` .``."""
+
+    def _encode(self, sentences, batch_size):
+        self.seen = list(sentences)
+        return np.stack([self.table[s if s.endswith(" .") else s + " ."] for s in sentences])
+
+
+@pytest.mark.parametrize("task", ["retrieval", "retrieval-coco-5k"])
+def test_captions_raw_keeps_the_files_text_and_is_a_recorded_protocol_switch(world, task):
+    """Merkx's `` .`` by default (the Merkx & Frank comparators); ``--captions raw`` scores the files' own text,
+    as CLIP_benchmark does, and the run records which."""
+    from benchbox.results import variant
+
+    merkx, raw = SeenCaptions(world.vectors), SeenCaptions(world.vectors)
+    default = run(world, task, merkx, bootstrap=0).results[0]
+    plain = run(world, task, raw, bootstrap=0, captions="raw").results[0]
+    assert all(s.endswith(" of image " + s.split()[-2] + " .") for s in merkx.seen)
+    assert not any(s.endswith(".") for s in raw.seen) and {s + " ." for s in raw.seen} == set(merkx.seen)
+    assert default.protocol["caption_text"] == "merkx" and plain.protocol["caption_text"] == "raw"
+    assert "caption_text=raw" in variant(task, plain.protocol) and "caption_text" not in variant(task, default.protocol)
