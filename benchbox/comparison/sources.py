@@ -119,6 +119,7 @@ def open_run(path: Path) -> Run:
     run = Run.open(path)
     if not isinstance(run.manifest, dict):
         raise BenchboxError(f"unreadable run manifest {path / MANIFEST}: not a JSON object")
+    require_encoder(run)
     try:
         columns = set(run.metrics.columns)
     except (OSError, ValueError) as exc:
@@ -126,6 +127,15 @@ def open_run(path: Path) -> Run:
     if not set(METRIC_COLUMNS) <= columns:
         raise BenchboxError(f"{path / 'metrics.csv'} lacks the columns {', '.join(sorted(set(METRIC_COLUMNS) - columns))}")
     return run
+
+
+def require_encoder(run: Run) -> None:
+    """An evaluation run's manifest names the encoder it evaluated: one that names none is some other JSON written
+    over the manifest (e.g. ``leaderboard --json RUN/manifest.json``), whose rows would be read without a model."""
+    if run.kind == "eval" and not run.record.encoder.name:
+        keys = ", ".join(sorted(map(str, run.manifest))[:6]) or "none"
+        raise BenchboxError(f"{run.path / MANIFEST} is not a benchbox run manifest: it names no encoder (its keys: "
+                            f"{keys}); restore it or re-run the evaluation")
 
 
 def _without_seeds(value: Any) -> Any:
@@ -208,6 +218,13 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
     if comparators.is_paper(spec):
         return [paper_source(spec, label)]
     path = Path(spec)
+    if evaluate:
+        from benchbox.encoder_loading import refuse_shadowing, shadowed_folder
+
+        refuse_shadowing(spec)
+        if shadowed_folder(spec) is not None:
+            log(f"{spec}: the registered encoder (./{spec} here holds no run; the encoder is evaluated or reused)")
+            return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
     if (path / MANIFEST).is_file():
         run = open_run(path)
         if not evaluate or run.kind == "eval":
@@ -227,17 +244,22 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
         raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
     if not evaluate:
         raise _unknown(spec, evaluate)
+    return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
+
+
+def _load(spec: str, path: Path) -> Any:
+    """The encoder ``spec`` names (:func:`benchbox.encoder_loading.load_encoder`), its errors saying what else an
+    argument may be."""
     from benchbox.encoder_loading import load_encoder
 
     try:
-        encoder = load_encoder(spec)
+        return load_encoder(spec)
     except BenchboxError as exc:
         if path.exists():
             raise
         if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
-            raise _unknown(spec, evaluate) from exc
+            raise _unknown(spec, True) from exc
         raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
-    return [Pending(spec, encoder, label or model_folder_label(spec))]
 
 
 def resolve_sources(
@@ -263,9 +285,9 @@ def resolve_sources(
         named = _model(target, given or label, evaluate, naming, log)
         if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
             for s in named:
-                if not _has_any(s, tasks):
+                if isinstance(s, Source) and not _has_any(s, tasks):
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
-            named = [s for s in named if _has_any(s, tasks)]
+            named = [s for s in named if not isinstance(s, Source) or _has_any(s, tasks)]
         found += named
     found = _once(found, log)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
