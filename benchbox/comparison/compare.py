@@ -59,7 +59,8 @@ from benchbox import stats
 from benchbox.comparison.claims import ALPHA, claims, headline
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
-from benchbox.comparison.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
+from benchbox.comparison.seed_declarations import declared_seeds
+from benchbox.comparison.sources import Source, is_run_collection, not_seeds, resolve_sources, seed_groups
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
@@ -304,6 +305,7 @@ def compare_sources(
     _check_settings(test, correction, family, pooling, item_dependence)
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
+    declared = declared_seeds(seeds or {}, resolved)  # a wrong declaration fails now, not after the tests
     frames, lowers, mismatches, known = [], [], [], KnownTasks()
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
@@ -332,27 +334,9 @@ def compare_sources(
     table["verdict"] = _verdicts(table, correction, lower)
     claim_table, claim_rows, claim_seeds, claim_notes = claims(
         table, resolved, known, correction=correction, family=family, pooling=pooling, seed=seed,
-        declared=_declared_seeds(seeds or {}, resolved))
+        declared=declared)
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
                       mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known)
-
-
-def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
-    """``--seeds`` groups as labels: each spec names a source by what named it, its run folder or its label."""
-
-    def source(spec: str) -> Source | None:
-        named = origin(spec)
-        return next((s for s in resolved
-                     if named in (s.origin, str(s.path.resolve()) if s.path else None) or spec == s.label), None)
-
-    declared = {}
-    for model, specs in seeds.items():
-        found = {spec: source(spec) for spec in specs}
-        unknown = [spec for spec, s in found.items() if s is None]
-        if unknown:
-            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
-        declared[model] = [found[spec].label for spec in specs]
-    return declared
 
 
 def compare(

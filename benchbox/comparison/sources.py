@@ -274,8 +274,8 @@ def resolve_sources(
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
     spec says). With ``on_demand`` (compare), an encoder named is evaluated on ``tasks`` (default: the tasks of
     the other sources) by it, a training run is taken as its model, and a folder of runs gives its evaluation runs;
-    without (reports), only runs and published numbers are sources. A run named twice is one source. Repeated
-    labels are made unique (:func:`_unique_labels`)."""
+    without (reports), only runs and published numbers are sources. A run named twice, or a copy of its folder, is
+    one source. Repeated labels are made unique (:func:`_unique_labels`)."""
     evaluate = on_demand is not None
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
@@ -289,28 +289,31 @@ def resolve_sources(
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
             named = [s for s in named if not isinstance(s, Source) or _has_any(s, tasks)]
         found += named
-    found = _once(found, log)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not _has_any(s, tasks):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
                                 f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
     if on_demand is not None and any(isinstance(s, Pending) for s in found):
         found = on_demand.evaluate(found, tasks, log)
-    return _unique_labels(found, naming)
+    return _unique_labels(_once(found, log), naming)
 
 
 def _has_any(source: Source, tasks: list[str]) -> bool:
     return bool(set(tasks) & set(source.metrics["task"]))
 
 
-def _once(found: list[Source | Pending], log: Callable[[str], None]) -> list[Source | Pending]:
-    """Each run folder once, at its first place: a run named twice is one model (said in one line)."""
-    first: dict[Path, Source] = {}
+def _once(found: list[Source], log: Callable[[str], None]) -> list[Source]:
+    """Each run once, at its first place: a run named twice, a copy of its folder (one run id: the id is written
+    once, when the run is, and copied with it) or a run an encoder name reused that is also named is one model
+    (said in one line)."""
+    first: dict[str, Source] = {}
     for s in found:
-        if isinstance(s, Source) and s.path is not None:
-            if first.setdefault(s.path.resolve(), s) is not s:
-                log(f"{s.path} is named more than once: it counts once, as {first[s.path.resolve()].label}")
-    return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
+        if s.run is not None and first.setdefault(s.run.run_id, s) is not s:
+            kept = first[s.run.run_id]
+            same = s.path.resolve() == kept.path.resolve()
+            what = "is named more than once" if same else f"is a copy of {kept.path} (run {s.run.run_id})"
+            log(f"{s.path} {what}: it counts once, as {kept.label}")
+    return [s for s in found if s.run is None or first[s.run.run_id] is s]
 
 
 def _given_label(source: Source, naming: str) -> bool:
