@@ -70,6 +70,8 @@ def compare_command(
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
+    for line in comparison.version_lines():
+        out.print(line, highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
         print_table(out, pair_table(rows, comparison.correction, comparison.tasks, wide), wide)
     if not comparison.seeds.empty:

@@ -61,6 +61,7 @@ from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.seed_declarations import declared_seeds
 from benchbox.comparison.sources import Source, is_run_collection, not_seeds, resolve_sources, seed_groups
+from benchbox.comparison.versions import version_differences, version_lines
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
@@ -196,6 +197,12 @@ class Comparison:
     item_dependence: str = "sentence-groups"
     #: what is known of each task compared: how its metrics are tested and shown
     tasks: KnownTasks = field(default_factory=KnownTasks)
+    #: the versions the runs of each pair differ in (:func:`benchbox.comparison.versions.version_differences`)
+    versions: list[dict[str, Any]] = field(default_factory=list)
+
+    def version_lines(self) -> list[str]:
+        """One line per pair of models whose runs were computed by different versions."""
+        return version_lines(self.versions)
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.comparison.claims.headline`)."""
@@ -306,7 +313,7 @@ def compare_sources(
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     declared = declared_seeds(seeds or {}, resolved)  # a wrong declaration fails now, not after the tests
-    frames, lowers, mismatches, known = [], [], [], KnownTasks()
+    frames, lowers, mismatches, versions, known = [], [], [], [], KnownTasks()
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if tasks is None or t in tasks]
@@ -318,6 +325,7 @@ def compare_sources(
             raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
                                 "--allow-protocol-mismatch to compare them anyway (recorded)")
         mismatches += differ
+        versions += version_differences(a, b, chosen)
         # the sentence groups are the pair's own: runs compared under another protocol may hold other sentences
         table, lower = compare_pair(a, b, chosen, pair_known, PairSettings(n_boot, seed, test, item_dependence))
         known.update({task: metadata for task, metadata in pair_known.items() if task not in known})
@@ -336,7 +344,7 @@ def compare_sources(
         table, resolved, known, correction=correction, family=family, pooling=pooling, seed=seed,
         declared=declared)
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known)
+                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known, versions)
 
 
 def compare(
