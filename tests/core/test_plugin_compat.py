@@ -19,7 +19,7 @@ from benchbox import run_tasks
 from benchbox.cli import main
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
-from benchbox.registry import TASKS, PluginDeprecationWarning
+from benchbox.registry import TASKS
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import Run
 from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
@@ -79,6 +79,8 @@ def test_a_plugin_of_the_previous_release_loads_evaluates_and_compares(legacy, t
 
 
 def test_test_is_a_deprecated_alias_of_kind():
+    from benchbox.registry import PluginDeprecationWarning
+
     with pytest.warns(PluginDeprecationWarning, match=r"MetricSpec\(test=\.\.\.\) is deprecated"):
         spec = MetricSpec("accuracy", test="accuracy", unit="%")
     assert spec == MetricSpec("accuracy", kind="classification", unit="%")
