@@ -63,15 +63,15 @@ def shadowed_folder(text: str) -> Path | None:
     return Path(text) if bare and text in ENCODERS and Path(text).exists() else None
 
 
-def refuse_shadowing(text: str) -> None:
-    """A bare name that names both a registered encoder and a run folder, a trained-model folder or a folder of
-    runs in the working directory is ambiguous: refused in one line saying how to name either. (A folder that
-    holds no run, e.g. a plugin's source package, is no candidate: the name is the encoder.)"""
+def refuse_shadowing(text: str, *, runs_too: bool = False) -> None:
+    """A bare name that names both a registered encoder and a folder in the working directory that the argument
+    could mean — a trained-model or run folder (``manifest.json``), and with ``runs_too`` (compare) a folder of
+    runs — is ambiguous: refused in one line saying how to name either. (A folder that holds no run, e.g. a
+    plugin's source package, is no candidate: the name is the encoder.)"""
     folder = shadowed_folder(text)
     if folder is None or not folder.is_dir():
         return
-    holds_runs = (folder / MANIFEST).is_file() or any((child / MANIFEST).is_file() for child in folder.iterdir())
-    if holds_runs:
+    if (folder / MANIFEST).is_file() or (runs_too and any((c / MANIFEST).is_file() for c in folder.iterdir())):
         raise BenchboxError(f"{text!r} names both the registered encoder {_qualified(text)} and the folder ./{text} "
                             f"here, which holds a run: write ./{text} for the folder or {_qualified(text)} for the "
                             "encoder")

@@ -30,7 +30,9 @@ computed from the items, :func:`benchbox.comparison.pairing.row_clusters`; other
 one per retrieval task): the inputs of the claim-level statistics (:mod:`benchbox.comparison.claims`). Two runs
 whose tasks recorded different protocol switches (the ``protocol_key`` of the task's options: e.g. ``text=raw``
 vs ``senteval``, the STS-B label encoding), or whose tasks read a data file with different contents (the sha256
-each run recorded), are refused, or with ``allow_protocol_mismatch`` compared and the mismatch recorded.
+each run recorded), are refused, or with ``allow_protocol_mismatch`` compared and the mismatch recorded. Runs
+computed by different versions (benchbox's, a task's declared version, a plugin task's package) are compared, and
+each difference named and recorded (:mod:`benchbox.comparison.versions`).
 
 Summary rows (Merkx & Frank 2019 count them as their 26 "tasks"): one per subset of a correlation task with
 its Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
@@ -304,8 +306,8 @@ def compare_sources(
     ``"all"`` rows of the comparison or each ``"pair"``; ``baseline``: compare every other model with it only
     (a label, a run folder or an encoder name); ``pooling``: τ² of the claims' random-effects pooling, ``"dl"``
     or ``"pm"`` (:mod:`benchbox.comparison.claims`); ``seeds``: model name → the sources (as given, or their labels) that
-    are seeds of it, for runs whose recorded configurations cannot tell (e.g. trained models, whose eval runs
-    record the training folder, not the training seed); ``item_dependence``: ``"sentence-groups"`` (default:
+    are seeds of it, for runs whose recorded configurations cannot tell (e.g. a plugin encoder without
+    ``seed_option``), checked before any test (:mod:`benchbox.comparison.seed_declarations`); ``item_dependence``: ``"sentence-groups"`` (default:
     correlation rows whose pairs share sentences by the grouped jackknife over sentence groups, the others by
     ``test``) or ``"independent"`` (every correlation row by ``test``, the reference that assumes independent
     pairs)."""

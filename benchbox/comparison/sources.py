@@ -221,7 +221,7 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
     if evaluate:
         from benchbox.encoder_loading import refuse_shadowing, shadowed_folder
 
-        refuse_shadowing(spec)
+        refuse_shadowing(spec, runs_too=True)
         if shadowed_folder(spec) is not None:
             log(f"{spec}: the registered encoder (./{spec} here holds no run; the encoder is evaluated or reused)")
             return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
