@@ -13,9 +13,9 @@ unless:
   (where those rows have it) hold no missing or non-finite value;
 - within a subset, no column a test needs to vary (a correlation's gold and score) is constant.
 
-A task may return the items of several kinds in one table, as plugins of the previous release did (pair rows
-with ``gold`` and ``score`` beside retrieval rows with ``direction`` and ``rank``, each lacking the other's
-columns). A row is of a kind when it holds any of the kind's columns other than the item keys (a kind that reads
+A task may return the items of several kinds in one table, as a plugin written for the previous release may
+(``tests/plugin_legacy``: pair rows with ``gold`` and ``score`` beside retrieval rows with ``direction`` and
+``rank``, each lacking the other's columns; before, its retrieval rows were refused for having no gold). A row is of a kind when it holds any of the kind's columns other than the item keys (a kind that reads
 no declared columns, ``bootstrap``, has the rows that hold no other tested kind's); a row of no tested kind is
 checked against every column.
 
