@@ -34,7 +34,7 @@ from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa
 from benchbox.errors import BenchboxError  # noqa: E402
 from benchbox.include import include_file  # noqa: E402
 from benchbox.limits import max_chars, max_image_bytes  # noqa: E402
-from benchbox.registry import PluginWarning  # noqa: E402
+from benchbox.registry import PluginDeprecationWarning, PluginWarning  # noqa: E402
 
 app = typer.Typer(
     name="benchbox",
@@ -119,6 +119,7 @@ def _check_environment() -> None:
 def main() -> None:
     DEBUG["on"] = False
     warnings.showwarning = _show_plugin_warning
+    warnings.filterwarnings("once", category=PluginDeprecationWarning)  # one line, however many uses
     try:
         with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
             _check_environment()

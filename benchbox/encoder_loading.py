@@ -46,6 +46,7 @@ def load_encoder(spec: Any, **kwargs: Any) -> Encoder:
             return encoder  # an Encoder object made by the caller: recorded by its class, no options
         return attach_build(encoder, build_of(spec, None, {}))
     text = os.fspath(spec)
+    refuse_shadowing(text)
     if text not in ENCODERS:
         if Path(text).exists():
             return _from_folder(Path(text), kwargs)
@@ -53,6 +54,34 @@ def load_encoder(spec: Any, **kwargs: Any) -> Encoder:
             return instantiate(_import(text), text, kwargs)
     entry = ENCODERS.resolve(text)  # an unknown name raises the registry's error: close names, available ones
     return instantiate(ENCODERS.load(entry), text, kwargs, default_name=entry.name, source=entry.qualified)
+
+
+def shadowed_folder(text: str) -> Path | None:
+    """The file or folder in the working directory that a bare registered encoder name (``glove-bow``, not
+    ``./glove-bow``) also names, else None."""
+    bare = not (Path(text).is_absolute() or text.startswith(".") or "/" in text or os.sep in text)
+    return Path(text) if bare and text in ENCODERS and Path(text).exists() else None
+
+
+def refuse_shadowing(text: str, *, runs_too: bool = False) -> None:
+    """A bare name that names both a registered encoder and a folder in the working directory that the argument
+    could mean — a trained-model or run folder (``manifest.json``), and with ``runs_too`` (compare) a folder of
+    runs — is ambiguous: refused in one line saying how to name either. (A folder that holds no run, e.g. a
+    plugin's source package, is no candidate: the name is the encoder.)"""
+    folder = shadowed_folder(text)
+    if folder is None or not folder.is_dir():
+        return
+    if (folder / MANIFEST).is_file() or (runs_too and any((c / MANIFEST).is_file() for c in folder.iterdir())):
+        raise BenchboxError(f"{text!r} names both the registered encoder {_qualified(text)} and the folder ./{text} "
+                            f"here, which holds a run: write ./{text} for the folder or {_qualified(text)} for the "
+                            "encoder")
+
+
+def _qualified(name: str) -> str:
+    try:
+        return ENCODERS.resolve(name).qualified
+    except BenchboxError:  # a name two plugins provide: its own error comes when it is loaded
+        return name
 
 
 def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str | None = None,

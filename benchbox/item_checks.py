@@ -9,8 +9,15 @@ unless:
 
 - every key column, and every column the test of a declared metric reads, is present;
 - no key occurs twice (an item scored twice counts twice in every number);
-- ``gold`` (where the items have it) and the columns the tests read hold no missing or non-finite value;
+- the key columns hold a value on every row; on the rows of each tested kind, the columns it reads and ``gold``
+  (where those rows have it) hold no missing or non-finite value;
 - within a subset, no column a test needs to vary (a correlation's gold and score) is constant.
+
+A task may return the items of several kinds in one table, as a plugin written for the previous release may
+(``tests/plugin_legacy``: pair rows with ``gold`` and ``score`` beside retrieval rows with ``direction`` and
+``rank``, each lacking the other's columns; before, its retrieval rows were refused for having no gold). A row is of a kind when it holds any of the kind's columns other than the item keys (a kind that reads
+no declared columns, ``bootstrap``, has the rows that hold no other tested kind's); a row of no tested kind is
+checked against every column.
 
 Each refusal is one line naming the task, the subset (with its data files, where their names show it) and the
 item. Empty items are not checked: a task may return none, and compare then approximates from the metric rows.
@@ -44,8 +51,27 @@ def check_items(task: Task, result: TaskResult) -> None:
             needed.setdefault(column, f"read by the {spec.kind!r} test of metric {spec.name}")
     _present(task, result, needed)
     _unique(task, result)
-    _finite_values(task, result, [*([GOLD] if GOLD in result.items.columns else []), *needed])
+    columns = list(dict.fromkeys([*([GOLD] if GOLD in result.items.columns else []), *needed]))
+    _finite_values(task, result, columns, _rows_needing(task, result.items, tested, columns))
     _varying(task, result, tested)
+
+
+def _rows_needing(task: Task, items: pd.DataFrame, tested: list[MetricSpec],
+                  columns: list[str]) -> dict[str, np.ndarray]:
+    """Each of ``columns`` → the rows that must hold it (module docstring): a key every row; a kind's columns,
+    and ``gold`` where any of the kind's rows has it, the rows of that kind; every column the rows of no kind."""
+    n, keys = len(items), set(task.item_keys)
+    own = {spec.kind: [c for c in KINDS[spec.kind].columns if c not in keys] for spec in tested}
+    rows = {kind: items[held].notna().any(axis=1).to_numpy() for kind, held in own.items() if held}
+    of_some = np.logical_or.reduce([*rows.values(), np.zeros(n, bool)])
+    rows.update({kind: ~of_some for kind, held in own.items() if not held})
+    of_none = ~np.logical_or.reduce([*rows.values(), np.zeros(n, bool)])
+    needing = {column: np.ones(n, bool) if column in keys else of_none for column in columns}
+    for kind, mask in rows.items():
+        has_gold = GOLD in items.columns and items.loc[mask, GOLD].notna().any()
+        for column in [*own[kind], *([GOLD] if has_gold else [])]:
+            needing[column] = needing[column] | mask
+    return needing
 
 
 def _present(task: Task, result: TaskResult, needed: dict[str, str]) -> None:
@@ -68,10 +94,11 @@ def _unique(task: Task, result: TaskResult) -> None:
                             "repeated item from the data (or give it its own key)")
 
 
-def _finite_values(task: Task, result: TaskResult, columns: list[str]) -> None:
-    """No missing value in ``columns``, and no NaN or infinity in those that are numeric."""
-    for column in dict.fromkeys(columns):
-        bad = ~_finite(result.items[column])
+def _finite_values(task: Task, result: TaskResult, columns: list[str], rows: dict[str, np.ndarray]) -> None:
+    """No missing value in ``columns``, and no NaN or infinity in those that are numeric, on the rows that need
+    each (``rows``: column → mask)."""
+    for column in columns:
+        bad = ~_finite(result.items[column]) & rows[column]
         if bad.any():
             row = result.items[bad].iloc[0]
             raise BenchboxError(f"task {task.name}: {int(bad.sum())} items have no finite {column}, e.g. "

@@ -46,6 +46,18 @@ class PluginWarning(UserWarning):
     """A plugin entry refused because it collides with a built-in name."""
 
 
+class PluginDeprecationWarning(PluginWarning, FutureWarning):
+    """A plugin uses a name of the plugin API that was renamed: it works for one more release (docs/plugins.md,
+    "Compatibility"). A :class:`FutureWarning`, so that Python shows it outside ``__main__`` too."""
+
+
+def renamed(old: str, new: str) -> None:
+    """Warn that ``old`` (a renamed public argument of the plugin API, still accepted) is to be written ``new``:
+    the compatibility promise of docs/plugins.md, said in one place. The command line says each once."""
+    warnings.warn(f"{old} is deprecated: write {new}; the old name goes in the next release",
+                  PluginDeprecationWarning, stacklevel=4)
+
+
 def normalise(provider: str) -> str:
     """A distribution name as PEP 503 compares it (``Benchbox_ToyPlugin`` == ``benchbox-toyplugin``)."""
     return re.sub(r"[-_.]+", "-", provider).lower()

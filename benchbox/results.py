@@ -109,7 +109,7 @@ def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
     """The metric records of the evaluation runs under ``paths`` (run folders or folders of runs) as one tidy
     DataFrame, one row per record, columns as in the module docstring. ``errors="raise"``: a bad run folder is
     a :class:`BenchboxError` naming it; ``errors="skip"``: it is left out with a warning."""
-    from benchbox.comparison.sources import run_folders  # here, not at the top: `import benchbox` loads this module
+    from benchbox.comparison.sources import require_encoder, run_folders  # here: `import benchbox` loads this module
 
     if errors not in ("raise", "skip"):
         raise BenchboxError(f"errors must be 'raise' or 'skip', not {errors!r}")
@@ -119,6 +119,7 @@ def load_runs(paths: str | os.PathLike | Iterable[str | os.PathLike], *, errors:
             run = Run.open(folder)
             if run.kind != "eval":
                 continue  # a training run: its model's scores are in the evaluation runs of it
+            require_encoder(run)
             frames.append(_run_rows(run))
         except BenchboxError as exc:
             if errors == "raise":

@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -70,6 +70,7 @@ import pandas as pd
 from benchbox.data.root import DataRoot
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
+from benchbox.registry import renamed
 from benchbox.task_options import TaskOption, TaskOptions, option_values
 
 
@@ -100,10 +101,19 @@ class MetricSpec:
     description: str = ""
     #: True for a spec read back from a run manifest (its ``statistic`` cannot be recorded)
     _recorded: bool = field(default=False, repr=False, compare=False)
+    #: deprecated (until the next release): the previous release's name of ``kind`` (``"accuracy"`` is
+    #: ``"classification"``), accepted with one warning (docs/plugins.md, "Compatibility")
+    test: InitVar[str | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, test: str | None) -> None:
         from benchbox.paired_tests import KINDS
 
+        if test is not None:
+            if self.kind is not None:
+                raise BenchboxError(f"metric {self.name!r}: give kind= only (test= is its deprecated name)")
+            kind = RECORDED_TESTS.get(test, test)
+            renamed("MetricSpec(test=...)", "MetricSpec(kind=...), where test='accuracy' is kind='classification'")
+            object.__setattr__(self, "kind", kind)
         if self.kind is not None and self.kind not in KINDS:
             raise BenchboxError(f"metric {self.name!r}: unknown kind {self.kind!r}; use one of {', '.join(KINDS)} "
                                 "or None")

@@ -21,17 +21,6 @@ from benchbox.task import parse_task_arguments
 from benchbox.task_options import TaskOptions
 
 
-def _seed_groups(values: list[str]) -> dict[str, list[str]]:
-    groups = {}
-    for value in values:
-        name, _, runs = value.partition("=")
-        members = [r for r in runs.split(",") if r]
-        if not name or len(members) < 2:
-            raise BenchboxError(f"--seeds {value!r}: write NAME=RUN,RUN[,...] with at least two runs")
-        groups[name] = members
-    return groups
-
-
 def compare_command(
     ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
@@ -61,6 +50,7 @@ def compare_command(
     a verdict; then one summary line per pair."""
     from benchbox.comparison import output
     from benchbox.comparison.compare import compare
+    from benchbox.comparison.seed_declarations import parse_seed_groups
 
     set_quiet(quiet)
     set_threads(threads)
@@ -74,12 +64,14 @@ def compare_command(
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
                          correction=correction, n_boot=test_resamples, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun,
+                         pooling=pooling, seeds=parse_seed_groups(seeds or []), rerun=rerun,
                          item_dependence=item_dependence)
     for line in [*comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)
+    for line in comparison.version_lines():
+        out.print(line, highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
         print_table(out, pair_table(rows, comparison.correction, comparison.tasks, wide), wide)
     if not comparison.seeds.empty:

@@ -30,7 +30,9 @@ computed from the items, :func:`benchbox.comparison.pairing.row_clusters`; other
 one per retrieval task): the inputs of the claim-level statistics (:mod:`benchbox.comparison.claims`). Two runs
 whose tasks recorded different protocol switches (the ``protocol_key`` of the task's options: e.g. ``text=raw``
 vs ``senteval``, the STS-B label encoding), or whose tasks read a data file with different contents (the sha256
-each run recorded), are refused, or with ``allow_protocol_mismatch`` compared and the mismatch recorded.
+each run recorded), are refused, or with ``allow_protocol_mismatch`` compared and the mismatch recorded. Runs
+computed by different versions (benchbox's, a task's declared version, a plugin task's package) are compared, and
+each difference named and recorded (:mod:`benchbox.comparison.versions`).
 
 Summary rows (Merkx & Frank 2019 count them as their 26 "tasks"): one per subset of a correlation task with
 its Pearson r (24 STS subsets + STS-B + SICK-R = the paper's 26 semantic tasks; year aggregates excluded), one
@@ -59,7 +61,9 @@ from benchbox import stats
 from benchbox.comparison.claims import ALPHA, claims, headline
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
-from benchbox.comparison.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
+from benchbox.comparison.seed_declarations import declared_seeds
+from benchbox.comparison.sources import Source, is_run_collection, not_seeds, resolve_sources, seed_groups
+from benchbox.comparison.versions import version_differences, version_lines
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
@@ -195,6 +199,12 @@ class Comparison:
     item_dependence: str = "sentence-groups"
     #: what is known of each task compared: how its metrics are tested and shown
     tasks: KnownTasks = field(default_factory=KnownTasks)
+    #: the versions the runs of each pair differ in (:func:`benchbox.comparison.versions.version_differences`)
+    versions: list[dict[str, Any]] = field(default_factory=list)
+
+    def version_lines(self) -> list[str]:
+        """One line per pair of models whose runs were computed by different versions."""
+        return version_lines(self.versions)
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.comparison.claims.headline`)."""
@@ -296,15 +306,16 @@ def compare_sources(
     ``"all"`` rows of the comparison or each ``"pair"``; ``baseline``: compare every other model with it only
     (a label, a run folder or an encoder name); ``pooling``: τ² of the claims' random-effects pooling, ``"dl"``
     or ``"pm"`` (:mod:`benchbox.comparison.claims`); ``seeds``: model name → the sources (as given, or their labels) that
-    are seeds of it, for runs whose recorded configurations cannot tell (e.g. trained models, whose eval runs
-    record the training folder, not the training seed); ``item_dependence``: ``"sentence-groups"`` (default:
+    are seeds of it, for runs whose recorded configurations cannot tell (e.g. a plugin encoder without
+    ``seed_option``), checked before any test (:mod:`benchbox.comparison.seed_declarations`); ``item_dependence``: ``"sentence-groups"`` (default:
     correlation rows whose pairs share sentences by the grouped jackknife over sentence groups, the others by
     ``test``) or ``"independent"`` (every correlation row by ``test``, the reference that assumes independent
     pairs)."""
     _check_settings(test, correction, family, pooling, item_dependence)
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
-    frames, lowers, mismatches, known = [], [], [], KnownTasks()
+    declared = declared_seeds(seeds or {}, resolved)  # a wrong declaration fails now, not after the tests
+    frames, lowers, mismatches, versions, known = [], [], [], [], KnownTasks()
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if tasks is None or t in tasks]
@@ -316,6 +327,7 @@ def compare_sources(
             raise BenchboxError(f"different protocols: {differ[0]}; evaluate both the same way, or pass "
                                 "--allow-protocol-mismatch to compare them anyway (recorded)")
         mismatches += differ
+        versions += version_differences(a, b, chosen)
         # the sentence groups are the pair's own: runs compared under another protocol may hold other sentences
         table, lower = compare_pair(a, b, chosen, pair_known, PairSettings(n_boot, seed, test, item_dependence))
         known.update({task: metadata for task, metadata in pair_known.items() if task not in known})
@@ -332,27 +344,9 @@ def compare_sources(
     table["verdict"] = _verdicts(table, correction, lower)
     claim_table, claim_rows, claim_seeds, claim_notes = claims(
         table, resolved, known, correction=correction, family=family, pooling=pooling, seed=seed,
-        declared=_declared_seeds(seeds or {}, resolved))
+        declared=declared)
     return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known)
-
-
-def _declared_seeds(seeds: dict[str, list[str]], resolved: list[Source]) -> dict[str, list[str]]:
-    """``--seeds`` groups as labels: each spec names a source by what named it, its run folder or its label."""
-
-    def source(spec: str) -> Source | None:
-        named = origin(spec)
-        return next((s for s in resolved
-                     if named in (s.origin, str(s.path.resolve()) if s.path else None) or spec == s.label), None)
-
-    declared = {}
-    for model, specs in seeds.items():
-        found = {spec: source(spec) for spec in specs}
-        unknown = [spec for spec, s in found.items() if s is None]
-        if unknown:
-            raise BenchboxError(f"--seeds {model}: {', '.join(unknown)} is not among the compared models")
-        declared[model] = [found[spec].label for spec in specs]
-    return declared
+                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known, versions)
 
 
 def compare(

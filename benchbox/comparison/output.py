@@ -43,5 +43,5 @@ def write_json(comparison: Comparison, path: str | os.PathLike) -> None:
         "claims": records(comparison.claims), "protocol_mismatches": comparison.protocol_mismatches,
         "claim_rows": records(comparison.claim_rows), "claim_seeds": records(comparison.claim_seeds),
         "summary": comparison.summary_lines(), "comparisons": records(comparison.table),
-        "seeds": records(comparison.seeds),
+        "seeds": records(comparison.seeds), "version_differences": comparison.versions,
     })

@@ -42,7 +42,7 @@ def pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: l
         raise BenchboxError(f"{task}: {a.path or a.label} and {b.path or b.label} scored different items "
                             f"({len(ia)} vs {len(ib)}, {len(merged)} shared): were they evaluated on the same data "
                             "and protocol?")
-    if "gold_a" in merged and not np.allclose(merged["gold_a"], merged["gold_b"]):
+    if "gold_a" in merged and not np.allclose(merged["gold_a"], merged["gold_b"], equal_nan=True):
         raise BenchboxError(f"{task}: {a.path or a.label} and {b.path or b.label} have different gold scores for "
                             "the same items")
     return merged

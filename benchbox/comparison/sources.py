@@ -119,6 +119,7 @@ def open_run(path: Path) -> Run:
     run = Run.open(path)
     if not isinstance(run.manifest, dict):
         raise BenchboxError(f"unreadable run manifest {path / MANIFEST}: not a JSON object")
+    require_encoder(run)
     try:
         columns = set(run.metrics.columns)
     except (OSError, ValueError) as exc:
@@ -126,6 +127,15 @@ def open_run(path: Path) -> Run:
     if not set(METRIC_COLUMNS) <= columns:
         raise BenchboxError(f"{path / 'metrics.csv'} lacks the columns {', '.join(sorted(set(METRIC_COLUMNS) - columns))}")
     return run
+
+
+def require_encoder(run: Run) -> None:
+    """An evaluation run's manifest names the encoder it evaluated: one that names none is some other JSON written
+    over the manifest (e.g. ``leaderboard --json RUN/manifest.json``), whose rows would be read without a model."""
+    if run.kind == "eval" and not run.record.encoder.name:
+        keys = ", ".join(sorted(map(str, run.manifest))[:6]) or "none"
+        raise BenchboxError(f"{run.path / MANIFEST} is not a benchbox run manifest: it names no encoder (its keys: "
+                            f"{keys}); restore it or re-run the evaluation")
 
 
 def _without_seeds(value: Any) -> Any:
@@ -208,6 +218,13 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
     if comparators.is_paper(spec):
         return [paper_source(spec, label)]
     path = Path(spec)
+    if evaluate:
+        from benchbox.encoder_loading import refuse_shadowing, shadowed_folder
+
+        refuse_shadowing(spec, runs_too=True)
+        if shadowed_folder(spec) is not None:
+            log(f"{spec}: the registered encoder (./{spec} here holds no run; the encoder is evaluated or reused)")
+            return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
     if (path / MANIFEST).is_file():
         run = open_run(path)
         if not evaluate or run.kind == "eval":
@@ -227,17 +244,22 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
         raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
     if not evaluate:
         raise _unknown(spec, evaluate)
+    return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
+
+
+def _load(spec: str, path: Path) -> Any:
+    """The encoder ``spec`` names (:func:`benchbox.encoder_loading.load_encoder`), its errors saying what else an
+    argument may be."""
     from benchbox.encoder_loading import load_encoder
 
     try:
-        encoder = load_encoder(spec)
+        return load_encoder(spec)
     except BenchboxError as exc:
         if path.exists():
             raise
         if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
-            raise _unknown(spec, evaluate) from exc
+            raise _unknown(spec, True) from exc
         raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
-    return [Pending(spec, encoder, label or model_folder_label(spec))]
 
 
 def resolve_sources(
@@ -252,8 +274,8 @@ def resolve_sources(
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
     spec says). With ``on_demand`` (compare), an encoder named is evaluated on ``tasks`` (default: the tasks of
     the other sources) by it, a training run is taken as its model, and a folder of runs gives its evaluation runs;
-    without (reports), only runs and published numbers are sources. A run named twice is one source. Repeated
-    labels are made unique (:func:`_unique_labels`)."""
+    without (reports), only runs and published numbers are sources. A run named twice, or a copy of its folder, is
+    one source. Repeated labels are made unique (:func:`_unique_labels`)."""
     evaluate = on_demand is not None
     if naming not in NAMINGS:
         raise ValueError(f"naming must be one of {NAMINGS}")
@@ -263,32 +285,35 @@ def resolve_sources(
         named = _model(target, given or label, evaluate, naming, log)
         if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
             for s in named:
-                if not _has_any(s, tasks):
+                if isinstance(s, Source) and not _has_any(s, tasks):
                     log(f"skipping {s.path}: none of the tasks {', '.join(tasks)}")
-            named = [s for s in named if _has_any(s, tasks)]
+            named = [s for s in named if not isinstance(s, Source) or _has_any(s, tasks)]
         found += named
-    found = _once(found, log)
     for s in found:  # a model without any of the tasks would fail every pair: say so before evaluating
         if isinstance(s, Source) and tasks and not _has_any(s, tasks):
             raise BenchboxError(f"{s.label} has none of the tasks {', '.join(tasks)}; it has "
                                 f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
     if on_demand is not None and any(isinstance(s, Pending) for s in found):
         found = on_demand.evaluate(found, tasks, log)
-    return _unique_labels(found, naming)
+    return _unique_labels(_once(found, log), naming)
 
 
 def _has_any(source: Source, tasks: list[str]) -> bool:
     return bool(set(tasks) & set(source.metrics["task"]))
 
 
-def _once(found: list[Source | Pending], log: Callable[[str], None]) -> list[Source | Pending]:
-    """Each run folder once, at its first place: a run named twice is one model (said in one line)."""
-    first: dict[Path, Source] = {}
+def _once(found: list[Source], log: Callable[[str], None]) -> list[Source]:
+    """Each run once, at its first place: a run named twice, a copy of its folder (one run id: the id is written
+    once, when the run is, and copied with it) or a run an encoder name reused that is also named is one model
+    (said in one line)."""
+    first: dict[str, Source] = {}
     for s in found:
-        if isinstance(s, Source) and s.path is not None:
-            if first.setdefault(s.path.resolve(), s) is not s:
-                log(f"{s.path} is named more than once: it counts once, as {first[s.path.resolve()].label}")
-    return [s for s in found if not isinstance(s, Source) or s.path is None or first[s.path.resolve()] is s]
+        if s.run is not None and first.setdefault(s.run.run_id, s) is not s:
+            kept = first[s.run.run_id]
+            same = s.path.resolve() == kept.path.resolve()
+            what = "is named more than once" if same else f"is a copy of {kept.path} (run {s.run.run_id})"
+            log(f"{s.path} {what}: it counts once, as {kept.label}")
+    return [s for s in found if s.run is None or first[s.run.run_id] is s]
 
 
 def _given_label(source: Source, naming: str) -> bool:

@@ -27,6 +27,7 @@ its class and provider, and no options.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -65,9 +66,9 @@ def build_of(target: Any, source: str | None, given: dict[str, Any], *,
     """The :class:`Build` of an encoder made from ``target`` (a class called with ``given``, or an object),
     named by ``source``. The options are ``given`` over the defaults of the class' constructor."""
     cls = target if isinstance(target, type) else type(target)
-    if not isinstance(target, type) and callable(target) and not hasattr(target, "encode"):
-        cls = target  # a plain encode function
     options: dict[str, Any] = {}
+    if not isinstance(target, type) and callable(target) and not hasattr(target, "encode"):
+        cls, options = _encode_function(target)
     if isinstance(target, type):
         try:
             parameters = inspect.signature(target).parameters.values()
@@ -79,6 +80,29 @@ def build_of(target: Any, source: str | None, given: dict[str, Any], *,
     where = component(cls)
     return Build(source, where["class"], where["distribution"], where["version"], to_jsonable(options),
                  getattr(cls, "seed_option", None), to_jsonable(training) if training is not None else None)
+
+
+def _encode_function(target: Any) -> tuple[Any, dict[str, Any]]:
+    """What an encoder that is a callable (``f(sentences)``) records as its class, and the options it was bound
+    with: a function or method itself; a ``functools.partial`` the function it wraps (its bound arguments as the
+    options: ``args`` and the keywords); any other callable object (an ``nn.Module``, an object with
+    ``__call__``) its class. Bound values that are not plain JSON are recorded by their class (``<module.Class>``),
+    never by their ``repr``, which holds a memory address."""
+    options: dict[str, Any] = {}
+    while isinstance(target, functools.partial):
+        options = {**({"args": [_bound(a) for a in target.args]} if target.args else {}),
+                   **{k: _bound(v) for k, v in target.keywords.items()}, **options}
+        target = target.func
+    if not (isinstance(getattr(target, "__qualname__", None), str) and isinstance(getattr(target, "__module__", None), str)):
+        target = type(target)  # a callable instance: recorded by its class
+    return target, options
+
+
+def _bound(value: Any) -> Any:
+    """A value bound by a ``functools.partial`` as recorded: plain JSON values as they are, others by class."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
 def attach_build(encoder: Any, build: Build) -> Any:

@@ -63,9 +63,10 @@ def test_seeds_name_sources_by_what_named_them_or_by_label(evaluated):
     _, _, sources, _ = evaluated
     with pytest.raises(BenchboxError, match="--seeds m: nowhere is not among the compared models"):
         compare_sources(sources, ["stsb-cosine"], n_boot=BOOT, seeds={"m": ["nowhere"]})
-    result = compare_sources(sources, ["stsb-cosine"], n_boot=BOOT,
-                             seeds={"m": [str(sources[0].path), sources[1].label]})
-    assert result.claim_seeds is not None
+    # both found (one by its folder, one by its label), and refused: two encoders are not seeds of one model
+    with pytest.raises(BenchboxError, match=f"--seeds m: {sources[0].label} and {sources[1].label} are not seeds of "
+                                            "one model: encoder.class"):
+        compare_sources(sources, ["stsb-cosine"], n_boot=BOOT, seeds={"m": [str(sources[0].path), sources[1].label]})
 
 
 def test_report_mode_refuses_an_encoder_name(evaluated):
