@@ -63,6 +63,7 @@ from benchbox.include import INCLUDED
 from benchbox.options import DEFAULT_SEED
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.outdir import output_lock
+from benchbox.storage.output_targets import STUDY, check_outside_results
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
@@ -146,6 +147,9 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
+    if not out:  # a given --out is checked as the option is read
+        check_outside_results(out_dir, f"{path}: [study] out" if head.out else "the study folder", folder=True,
+                              holds=STUDY)
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
 
 
