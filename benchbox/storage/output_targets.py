@@ -33,16 +33,17 @@ CELL_OUTPUTS = ("runs", "train")
 
 
 def results_kind(folder: Path) -> str | None:
-    """Which results folder ``folder`` is (:data:`RUN`, :data:`STUDY`, :data:`CACHE`), or None."""
-    from benchbox.storage.cache import is_cache_root
+    """Which results folder ``folder`` is (:data:`RUN`, :data:`STUDY`, :data:`CACHE`), or None; a folder this
+    process may not look into is none (writing there fails on its own, naming the folder)."""
+    from benchbox.storage.cache import MARKER
     from benchbox.storage.runs import MANIFEST
 
-    if (folder / MANIFEST).is_file():
-        return RUN
-    if (folder / STUDY_LOCK).is_file():
-        return STUDY
-    if is_cache_root(folder):
-        return CACHE
+    for name, kind in ((MANIFEST, RUN), (STUDY_LOCK, STUDY), (MARKER, CACHE)):
+        try:
+            if (folder / name).is_file():
+                return kind
+        except OSError:  # permission denied on the way
+            return None
     return None
 
 
@@ -60,7 +61,7 @@ def check_outside_results(target: str | os.PathLike, option: str, *, folder: boo
     command's own (:data:`RUN`, :data:`STUDY`, :data:`CACHE`)."""
     path = Path(os.path.realpath(target))
     for container in ([path] if folder else []) + list(path.parents):
-        kind = results_kind(container) if container.is_dir() else None
+        kind = results_kind(container)
         if kind is None or (container == path and kind == holds):
             continue
         if kind == STUDY and _in_a_cell(path, container):
