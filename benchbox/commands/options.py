@@ -20,6 +20,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from benchbox.data.root import existing_data_dir
+from benchbox.device import check_device
 from benchbox.labels import label_option
 from benchbox.options import DEFAULT_SEED, check_number
 from benchbox.storage.output_targets import CACHE, check_outside_results
@@ -82,7 +83,8 @@ SEED = Annotated[int, typer.Option(help="Seed of every random choice: SentEval's
 BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the intervals that have no closed form (0: none, "
                                              "those intervals are left empty).", callback=NON_NEGATIVE)]
 #: where tensors are computed
-DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N.")]
+DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N (checked "
+                                          "against this machine).", callback=check_device)]
 #: the data root of a command that reads data
 DATA_DIR = Annotated[Optional[Path], typer.Option(
     help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).",

@@ -274,6 +274,20 @@ def connect_ray(address: str) -> Any:
     return ray
 
 
+def check_ray_address(address: str | None) -> str | None:
+    """``address`` if it is ``auto`` (the cluster started on this machine) or ``[ray://]HOST:PORT`` (a port from 1
+    to 65535), else one line: an empty ``--ray ''`` once ran the study on the local pool without a word, and a
+    malformed one was left to Ray's own errors. None (no ``--ray``) passes."""
+    if address is None or address == "auto":
+        return address
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not (colon and host.strip("[]") and not any(c.isspace() for c in host) and port.isdigit()
+            and 1 <= int(port) <= 65535):
+        raise BenchboxError(f"--ray {address!r} is not the address of a Ray cluster: give HOST:PORT of its head "
+                            "(or ray://HOST:PORT, or auto for the cluster started on this machine)")
+    return address
+
+
 #: seconds to wait for the Ray cluster's port to answer (Ray itself retries for minutes)
 RAY_CONNECT_SECONDS = 10.0
 
