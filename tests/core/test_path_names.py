@@ -43,3 +43,14 @@ def test_plain_task_names_still_register():
     with registered_meanwhile():
         TASKS.register("my-task.v2_b", "tests.helpers:LetterCounts")
         assert "my-task.v2_b" in TASKS.names()
+
+
+def test_a_run_refuses_a_task_name_that_is_a_path_before_writing(tmp_path):
+    """The last guard, for a name no registration checked (an installed plugin's entry point)."""
+    import pandas as pd
+
+    from benchbox.storage.runs import write_run
+
+    with pytest.raises(BenchboxError, match="items/NAME.csv: '../victim' is not a name"):
+        write_run(tmp_path / "runs", "x", {}, pd.DataFrame(), {"../victim": pd.DataFrame({"a": [1]})})
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "victim.csv").exists()
