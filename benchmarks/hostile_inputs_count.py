@@ -142,7 +142,7 @@ def _overridden(tmp: Path):
 
     def check() -> bool:
         manifest = json.loads(next(runs.glob("*/manifest.json")).read_text())
-        return manifest["options"]["text"] == "senteval" == manifest["tasks"]["sts12"]["options"]["text"]
+        return manifest["tasks"]["sts12"]["options"]["text"] == "senteval"  # task options live with their task
 
     return (["eval", "tests.helpers:LetterCounts", "-t", "sts12:text=senteval", "--text", "raw", "--data-dir",
              str(SHARED_DATA), "--runs-dir", str(runs), "--no-cache", "--bootstrap", "0"], [runs], check)
