@@ -15,9 +15,13 @@ import sys
 
 def _interrupted_while_starting(signum, frame) -> None:
     """Ctrl-C while the modules below import (the first second or so): one line and status 130, not a
-    traceback from the middle of an import. The end of this module restores Python's handler."""
-    sys.stderr.write("error: interrupted while benchbox was starting; nothing was done\n")
-    sys.exit(128 + signum)
+    traceback from the middle of an import. The process ends here (:func:`os._exit`: nothing was done, so
+    nothing is left to flush or clean up): an exception raised from a handler can land in a ``__del__`` or a
+    garbage-collector callback, which Python reports as "Exception ignored" and carries on, and ``timeout``
+    sends its signal twice (to the command, then to its process group), so a second one would interrupt the
+    first one's unwinding. The end of this module restores Python's handler."""
+    os.write(2, b"error: interrupted while benchbox was starting; nothing was done\n")
+    os._exit(128 + signum)
 
 
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a host that set its own keeps it
@@ -116,6 +120,13 @@ def _check_environment() -> None:
     max_image_bytes()
 
 
+def _interrupted() -> None:
+    """Say that Ctrl-C stopped the command, and let no further Ctrl-C (``timeout`` sends two) interrupt the
+    interpreter's shutdown with an "Exception ignored" traceback after that line."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    error("interrupted (Ctrl-C); what was being computed is lost, files already written are whole")
+
+
 def main() -> None:
     DEBUG["on"] = False
     warnings.showwarning = _show_plugin_warning
@@ -124,9 +135,12 @@ def main() -> None:
         with named_stdout():  # a full or closed standard output is one line naming it, not Python's exit
             _check_environment()
             app()
+    except KeyboardInterrupt:  # between the imports and typer's own handling (which turns it into status 130)
+        _interrupted()
+        sys.exit(130)
     except SystemExit as exc:  # typer ends a Ctrl-C in a command with status 130 and no word: say it
         if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
-            error("interrupted (Ctrl-C); what was being computed is lost, files already written are whole")
+            _interrupted()
         raise
     except BenchboxError as exc:
         if DEBUG["on"]:

@@ -1,7 +1,8 @@
 """Where torch work runs: a ``--device`` value (``auto``, ``cpu``, ``cuda``, ``cuda:N``) resolved to a torch device.
 
 :func:`check_device_name` checks the spelling without importing torch, so a command refuses ``--device tpu``
-before any work even when none of its tasks uses a device (it was once accepted and recorded).
+before any work even when none of its tasks uses a device (it was once accepted and recorded); :func:`check_device`
+also checks that the machine has the device (the ``--device`` option of every command).
 """
 
 from __future__ import annotations
@@ -22,6 +23,25 @@ def check_device_name(device: str) -> str:
     """``device`` if it is one of :data:`DEVICE_NAME`, else a one-line :class:`BenchboxError`."""
     if not isinstance(device, str) or not DEVICE_NAME.fullmatch(device):
         raise BenchboxError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+    return device
+
+
+def check_device(device: str) -> str:
+    """``device`` if :func:`check_device_name` takes it and this machine has it: ``cuda`` and ``cuda:N`` need a
+    GPU that torch sees (N below their count); else one line, before any work. Without it ``--device cuda``
+    on a machine without a GPU was accepted, and recorded, for a task that computes nothing on a device
+    (``glove-bow`` on ``stsb-cosine``). ``auto`` and ``cpu`` import nothing."""
+    check_device_name(device)
+    if device.startswith("cuda"):
+        import torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if count == 0:
+            raise BenchboxError(f"--device {device}: no CUDA device here; use --device cpu or auto")
+        if index >= count:
+            raise BenchboxError(f"--device {device}: this machine has {count} CUDA device(s), cuda:0 to "
+                                f"cuda:{count - 1}; use one of them, cpu or auto")
     return device
 
 

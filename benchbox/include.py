@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 from benchbox.errors import BenchboxError
+from benchbox.names import check_path_name
 
 #: the files included in this process, in order
 INCLUDED: list[Path] = []
@@ -51,6 +52,8 @@ def _declared_tasks(path: Path) -> None:
         tasks = load_task_file(path)
     except BenchboxError as exc:
         raise BenchboxError(f"--include {exc}") from None
+    for i, task in enumerate(tasks):  # a name becomes a file name in every run: checked as one
+        check_path_name(task.name, f"--include {path}: task.{i}.name")
     for task in tasks:
         TASKS.register(task.name, task)
 

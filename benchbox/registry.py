@@ -35,6 +35,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from benchbox.errors import BenchboxError
+from benchbox.names import check_path_name
 
 #: provider of the entries declared by benchbox's own ``pyproject.toml``; they can never be shadowed
 BUILTIN = "benchbox"
@@ -122,6 +123,8 @@ class Registry:
         A built-in name cannot be registered again (use another name); the same provider replaces its own."""
         if not name or ":" in name:
             raise BenchboxError(f"cannot register {self.kind} {name!r}: a name must be non-empty and have no ':'")
+        if self.kind == "task":  # a task's name is a file name in every run (items/NAME.csv)
+            check_path_name(name, "cannot register a task")
         existing = self._entries().get(name, [])
         if normalise(provider) != BUILTIN and any(e.builtin for e in existing):
             raise BenchboxError(f"cannot register {self.kind} {name!r} from {provider}: it is a built-in benchbox "

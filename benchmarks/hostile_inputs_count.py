@@ -2,7 +2,9 @@
 tracebacks, partial writes, and paths touched (files created, changed or removed, folders removed, under the
 case's folder, listed before and after the command). Then the cases that must succeed without touching what
 is not theirs (issue #26: output targets, converted encoder outputs, Ctrl-C at start-up), each with its own
-outputs: every other path listed before must be listed unchanged after. Run from the repository root:
+outputs: every other path listed before must be listed unchanged after. Last, the cases of issue #40
+(benchmarks/hostile_issue40.py: output targets, declared tasks, image folders, tracebacks, Ctrl-C, refusals that
+must name the real cause), counted by harm. Run from the repository root:
 
     python benchmarks/hostile_inputs_count.py [SUBSTRING ...]   # only cases whose id contains a substring
     python benchmarks/hostile_inputs_count.py -v                # also each case's exit and message
@@ -140,7 +142,7 @@ def _overridden(tmp: Path):
 
     def check() -> bool:
         manifest = json.loads(next(runs.glob("*/manifest.json")).read_text())
-        return manifest["options"]["text"] == "senteval" == manifest["tasks"]["sts12"]["options"]["text"]
+        return manifest["tasks"]["sts12"]["options"]["text"] == "senteval"  # task options live with their task
 
     return (["eval", "tests.helpers:LetterCounts", "-t", "sts12:text=senteval", "--text", "raw", "--data-dir",
              str(SHARED_DATA), "--runs-dir", str(runs), "--no-cache", "--bootstrap", "0"], [runs], check)
@@ -237,7 +239,30 @@ def main(argv: list[str]) -> int:
           f"{sum(r[2] for r in results)} tracebacks, "
           f"{sum(r[3] for r in results)} paths touched outside their outputs")
     errors_ok = total[0] == total[1] and not total[2] and not total[3] and not total[4]
-    return 0 if errors_ok and good == len(results) else 1
+    good40 = issue40(wanted, verbose, buffer, capture)
+    return 0 if errors_ok and good == len(results) and good40 else 1
+
+
+def issue40(wanted: list[str], verbose: bool, buffer: io.StringIO, capture) -> bool:
+    """The cases of issue #40 (benchmarks/hostile_issue40.py), counted by harm: cases, as asked, tracebacks."""
+    from hostile_issue40 import CASES40, judge40
+
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for case in CASES40:
+        if (wanted and not any(w in case.id for w in wanted)) or (case.needs is not None and not case.needs()):
+            continue
+        with tempfile.TemporaryDirectory() as tmp, redirect_stderr(buffer), redirect_stdout(io.StringIO()):
+            ok, tb, detail = judge40(case, Path(tmp), capture)
+        for i, value in enumerate((1, ok, tb)):
+            counts[case.harm][i] += int(value)
+        if verbose or not ok:
+            print(f"{'ok  ' if ok else 'FAIL'} {case.id}: {detail.splitlines()[-1][:220] if detail else ''}", flush=True)
+    print(f"{'issue #40':<18} {'cases':>5} {'as asked':>8} {'traceback':>9}")
+    for harm, row in counts.items():
+        print(f"{harm:<18} {row[0]:>5} {row[1]:>8} {row[2]:>9}")
+    total = [sum(r[i] for r in counts.values()) for i in range(3)]
+    print(f"{'total':<18} {total[0]:>5} {total[1]:>8} {total[2]:>9}")
+    return total[0] == total[1]
 
 
 if __name__ == "__main__":

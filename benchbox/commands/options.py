@@ -5,7 +5,10 @@ text, and one default (given where a command declares the option, from :mod:`ben
 
 Numeric options declare their range with a callback from here (``AT_LEAST_1``, ``POSITIVE``, ``in_range(0, 1)``
 ...), built on :func:`benchbox.options.check_number`, so that a value out of range is one line and exit 2 before
-anything is loaded or trained.
+anything is loaded or trained. Every option that names where a command writes (``--json``, ``--csv``, ``--out``,
+``--runs-dir``, ``--cache-dir``) declares its target with :func:`output_target`, so that one rule
+(:mod:`benchbox.storage.output_targets`: never inside a run folder, a study folder or the cache, unless it is
+the command's own) holds for every command.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from benchbox.data.root import existing_data_dir
+from benchbox.device import check_device
 from benchbox.labels import label_option
 from benchbox.options import DEFAULT_SEED, check_number
+from benchbox.storage.output_targets import CACHE, check_outside_results
 
 
 def in_range(
@@ -34,6 +39,20 @@ def in_range(
         name = max(param.opts, key=len) if param.opts else f"--{param.name}"
         for item in value if isinstance(value, (list, tuple)) else [value]:
             check_number(name, item, low=low, high=high, low_open=low_open, high_open=high_open)
+        return value
+
+    return callback
+
+
+def output_target(*, folder: bool = False, holds: str | None = None) -> Callable[..., Any]:
+    """A typer option callback that refuses a target inside a run folder, a study folder or the cache
+    (:func:`~benchbox.storage.output_targets.check_outside_results`; ``folder``, ``holds``: as there); ``-``
+    (standard output) and an option not given pass."""
+
+    def callback(param: typer.CallbackParam, value: Any) -> Any:
+        if value is not None and str(value) != "-":
+            name = max(param.opts, key=len) if param.opts else f"--{param.name}"
+            check_outside_results(value, name, folder=folder, holds=holds)
         return value
 
     return callback
@@ -64,17 +83,19 @@ SEED = Annotated[int, typer.Option(help="Seed of every random choice: SentEval's
 BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the intervals that have no closed form (0: none, "
                                              "those intervals are left empty).", callback=NON_NEGATIVE)]
 #: where tensors are computed
-DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N.")]
+DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N (checked "
+                                          "against this machine).", callback=check_device)]
 #: the data root of a command that reads data
 DATA_DIR = Annotated[Optional[Path], typer.Option(
     help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).",
     callback=existing_data_dir)]
 #: where evaluation runs are written
 RUNS_DIR = Annotated[Path, typer.Option(help="Where evaluation runs are written (compare reuses a matching run there "
-                                             "instead of evaluating again).")]
+                                             "instead of evaluating again).", callback=output_target(folder=True))]
 #: the embedding cache
 CACHE_DIR = Annotated[Optional[Path], typer.Option(
-    help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).")]
+    help="Embedding cache (default: $BENCHBOX_CACHE, else the user cache dir).",
+    callback=output_target(folder=True, holds=CACHE))]
 CACHE = Annotated[bool, typer.Option(help="Use the embedding cache.")]
 #: an encoder's own options
 ENCODER_OPTIONS = Annotated[Optional[list[str]], typer.Option(
@@ -91,21 +112,23 @@ VECTORS = Annotated[Optional[str], typer.Option(
     "(default: the packaged GloVe 6B 50-d); the same as an encoder's -e vectors=PATH.")]
 
 
-def out_option(what: str, *, required: bool = False) -> Any:
+def out_option(what: str, *, required: bool = False, holds: str | None = None) -> Any:
     """``--out PATH``: where the command writes what it makes (``what`` says which: a file, a folder, a run
-    folder, and the default when it is not ``required``)."""
+    folder, and the default when it is not ``required``); ``holds``: the command writes a folder, a
+    :data:`~benchbox.storage.output_targets.RUN` or ``STUDY``, else a file."""
     return Annotated[Path if required else Optional[Path],
-                     typer.Option("--out", help=f"Where this command writes: {what}.")]
+                     typer.Option("--out", help=f"Where this command writes: {what}.",
+                                  callback=output_target(folder=holds is not None, holds=holds))]
 
 
 def json_option(help_text: str) -> Any:
     """The ``--json PATH|-`` option of a command: a file, or ``-`` for standard output."""
     return Annotated[Optional[str], typer.Option(
         "--json", help=f"{help_text} PATH, or - for standard output (then nothing else goes there); strict "
-                       "JSON, docs/schema.md.", metavar="PATH|-")]
+                       "JSON, docs/schema.md.", metavar="PATH|-", callback=output_target())]
 
 
 def csv_option(help_text: str) -> Any:
     """The ``--csv PATH|-`` option of a command: a file, or ``-`` for standard output."""
     return Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help=f"{help_text}; - for standard "
-                                                                                "output.")]
+                                                                                "output.", callback=output_target())]

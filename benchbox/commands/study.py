@@ -13,6 +13,7 @@ import typer
 from benchbox.console import err, log, out, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.commands.options import AT_LEAST_1, QUIET, out_option
+from benchbox.storage.output_targets import STUDY
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.training.config import TrainConfig
 
@@ -63,11 +64,18 @@ def check_train(encoder: str, options: dict[str, Any], data_dir: str | None = No
         require_training_data(TrainConfig(encoder=encoder, **values))
 
 
+def ray_address(value: Optional[str]) -> Optional[str]:
+    """``--ray``, checked as it is read (:func:`benchbox.study.run.check_ray_address`)."""
+    from benchbox.study.run import check_ray_address
+
+    return check_ray_address(value)
+
+
 def study_command(
     study_file: Annotated[Path, typer.Argument(help="The study file (TOML): [study] tasks, baseline; [[encoder]] name/seeds/train/options or run (docs/study.md).")],
-    out_dir: out_option("the study folder (default: [study] out, else the study file's name beside it)") = None,
+    out_dir: out_option("the study folder (default: [study] out, else the study file's name beside it)", holds=STUDY) = None,
     jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
-    ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS (pip install 'benchbox[ray]'; the study folder must be on a shared file system).")] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS, HOST:PORT or auto (pip install 'benchbox[ray]'; the study folder must be on a shared file system).", callback=ray_address)] = None,
     check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed); start nothing.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
     quiet: QUIET = False,

@@ -12,6 +12,7 @@ import typer
 from benchbox.console import out, set_quiet
 from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS, VECTORS,
                                        out_option)
+from benchbox.storage.output_targets import RUN
 from benchbox.options import DEFAULT_SEED
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.training.config import TrainConfig
@@ -41,7 +42,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         seed: SEED = DEFAULT_SEED,
         max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).", callback=AT_LEAST_1)] = None,
         eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
-        out_dir: out_option("the run folder (default: runs/<new id>)") = None,
+        out_dir: out_option("the run folder (default: runs/<new id>)", holds=RUN) = None,
         name: NAME = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,
         data_dir: DATA_DIR = None,

@@ -11,6 +11,7 @@ import typer
 from benchbox.console import out, set_quiet
 from benchbox.commands.options import (AT_LEAST_1, DEVICE, DROPOUT, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS,
                                        VECTORS, in_range, out_option)
+from benchbox.storage.output_targets import RUN
 from benchbox.options import DEFAULT_SEED
 from benchbox.threads import set_threads
 
@@ -38,7 +39,7 @@ def train_infersent(
     max_dev: Annotated[Optional[int], typer.Option(help="Use only the first N dev pairs.", callback=AT_LEAST_1)] = None,
     device: DEVICE = "auto",
     threads: THREADS = None,
-    out_dir: out_option("the run folder (default: runs/<new id>)") = None,
+    out_dir: out_option("the run folder (default: runs/<new id>)", holds=RUN) = None,
     name: NAME = None,
     quiet: QUIET = False,
 ) -> None:

@@ -29,6 +29,7 @@ import pandas as pd
 from benchbox.storage.atomic import atomic_folder
 from benchbox.data.root import sha256_file
 from benchbox.errors import BenchboxError
+from benchbox.names import check_path_name
 from benchbox.storage.jsonio import dumps
 from benchbox.storage.manifest import Manifest
 from benchbox.storage.provenance import manifest_header
@@ -50,7 +51,10 @@ def write_run(
 ) -> Path:
     """Write a run atomically under ``runs_dir`` and return its folder. The manifest is the provenance header
     (:func:`benchbox.storage.provenance.manifest_header`), then
-    ``manifest``, then the list of the run's files."""
+    ``manifest``, then the list of the run's files. A task whose name is not one path component (a plugin's
+    entry point, which no registration checked: :mod:`benchbox.names`) is refused before anything is written."""
+    for task in items:
+        check_path_name(task, "a task's per-item table, items/NAME.csv")
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     run_id = new_run_id(label)

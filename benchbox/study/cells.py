@@ -34,14 +34,13 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import write_json
+from benchbox.storage.output_targets import STUDY_LOCK
 from benchbox.storage.runs import MANIFEST
 
 DONE = "done.json"
 FAILED = "failed.json"
 STAGE = "stage.json"
 LOG = "log.txt"
-#: the lock a running study holds in its folder (:func:`benchbox.storage.outdir.output_lock`)
-STUDY_LOCK = ".study.lock"
 #: seconds a stopped cell's processes get between SIGTERM and SIGKILL
 GRACE_SECONDS = 5.0
 #: what a cell folder's name may hold

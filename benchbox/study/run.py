@@ -63,6 +63,7 @@ from benchbox.include import INCLUDED
 from benchbox.options import DEFAULT_SEED
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.outdir import output_lock
+from benchbox.storage.output_targets import STUDY, check_outside_results
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
@@ -146,6 +147,9 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
+    if not out:  # a given --out is checked as the option is read
+        check_outside_results(out_dir, f"{path}: [study] out" if head.out else "the study folder", folder=True,
+                              holds=STUDY)
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
 
 
@@ -268,6 +272,20 @@ def connect_ray(address: str) -> Any:
         raise BenchboxError(f"cannot connect to the Ray cluster at {address}: {reason} (is `ray start --head` "
                             "running there, and is the address host:port of its GCS?)") from None
     return ray
+
+
+def check_ray_address(address: str | None) -> str | None:
+    """``address`` if it is ``auto`` (the cluster started on this machine) or ``[ray://]HOST:PORT`` (a port from 1
+    to 65535), else one line: an empty ``--ray ''`` once ran the study on the local pool without a word, and a
+    malformed one was left to Ray's own errors. None (no ``--ray``) passes."""
+    if address is None or address == "auto":
+        return address
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not (colon and host.strip("[]") and not any(c.isspace() for c in host) and port.isdigit()
+            and 1 <= int(port) <= 65535):
+        raise BenchboxError(f"--ray {address!r} is not the address of a Ray cluster: give HOST:PORT of its head "
+                            "(or ray://HOST:PORT, or auto for the cluster started on this machine)")
+    return address
 
 
 #: seconds to wait for the Ray cluster's port to answer (Ray itself retries for minutes)
