@@ -7,7 +7,7 @@ import re
 import pandas as pd
 
 from benchbox import formatting as fmt
-from benchbox.comparison.claims import headline
+from benchbox.comparison.claims import headline, verdicts
 from benchbox.reports import provenance, results, training
 from benchbox.reports.claims import claims_blocks
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
@@ -49,7 +49,9 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
         sections.append(Section("appendix-tests", "Appendix: all pairwise tests", appendix_blocks(comparison),
                                 collapsed=True))
     labels = ", ".join(s.label for s in runs)
-    intro = [f"{len(runs)} run(s): {labels}.",
+    # the answer in words before anything else: one sentence per claim, the statistics follow in Claims
+    intro = [f"{line}." for line in verdicts(claims)]
+    intro += [f"{len(runs)} run(s): {labels}.",
              f"Numbers are shown as in Merkx & Frank (2019): {fmt.SCALE_NOTE}, percentages and ranks as they are; "
              "the runs' JSON and CSV files keep correlations as fractions."]
     if references:

@@ -56,7 +56,7 @@ def compare_command(
     threads: THREADS = None,
     quiet: QUIET = False,
 ) -> None:
-    """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
+    """Compare encoders: the verdict of each claim in one plain sentence, then one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
     a verdict; then one summary line per pair."""
     from benchbox.comparison import output
@@ -76,7 +76,7 @@ def compare_command(
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=_seed_groups(seeds or []), rerun=rerun,
                          item_dependence=item_dependence)
-    for line in [*comparison.headlines(), *comparison.claim_notes]:
+    for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox import stats
-from benchbox.comparison.claims import ALPHA, claims, headline
+from benchbox.comparison.claims import ALPHA, claims, headline, verdicts
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.sources import Source, is_run_collection, not_seeds, origin, resolve_sources, seed_groups
@@ -195,6 +195,10 @@ class Comparison:
     item_dependence: str = "sentence-groups"
     #: what is known of each task compared: how its metrics are tested and shown
     tasks: KnownTasks = field(default_factory=KnownTasks)
+
+    def verdicts(self) -> list[str]:
+        """One plain sentence per claim, the better model first (:func:`benchbox.comparison.claims.verdict`)."""
+        return verdicts(self.claims)
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.comparison.claims.headline`)."""
