@@ -49,14 +49,14 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
         sections.append(Section("appendix-tests", "Appendix: all pairwise tests", appendix_blocks(comparison),
                                 collapsed=True))
     labels = ", ".join(s.label for s in runs)
-    # the answer in words before anything else: one sentence per claim, the statistics follow in Claims
-    intro = [f"{line}." for line in verdicts(claims)]
-    intro += [f"{len(runs)} run(s): {labels}.",
+    intro = [f"{len(runs)} run(s): {labels}.",
              f"Numbers are shown as in Merkx & Frank (2019): {fmt.SCALE_NOTE}, percentages and ranks as they are; "
              "the runs' JSON and CSV files keep correlations as fractions."]
     if references:
         intro.append("Published references: " + ", ".join(s.label for s in references) + ".")
-    return Report(title="benchbox report", intro=intro, sections=sections)
+    # the answer in words before anything else: one sentence per claim, the statistics follow in Claims
+    return Report(title="benchbox report", intro=intro, sections=sections,
+                  verdicts=[f"{line}." for line in verdicts(claims)])
 
 
 def _slug(text: str) -> str:

@@ -242,18 +242,20 @@ def verdict(claim: pd.Series, claims: int = 1) -> str:
     and, with seeds, the seed-aware t-test's); ``claims``: how many claims the p was adjusted over."""
     a, b = claim["model_a"], claim["model_b"]
     kind = KINDS[claim["kind"]]
+    flip = claim["verdict"] == "worse"  # the better model first: the difference from its side
     seeded = isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"])
     if seeded and claim["p_seed"] >= claim["p_pooled"]:
         estimate, low, high = claim["seed_diff"], claim["seed_ci_low"], claim["seed_ci_high"]
         what = f"mean per-seed {claim['scale']}"
-        test = (f"seed-aware t-test, {claim['seeds_a']} vs {claim['seeds_b']} runs, "
-                f"t({claim['seed_df']:.0f}) = {claim['seed_t']:.2f}")
+        runs = [int(claim["seeds_a"]), int(claim["seeds_b"])]
+        test = (f"seed-aware t-test, {runs[flip]} vs {runs[not flip]} runs, "
+                f"t({claim['seed_df']:.0f}) = {-claim['seed_t'] if flip else claim['seed_t']:.2f}")
     else:
         estimate, low, high = claim["estimate"], claim["ci_low"], claim["ci_high"]
         what = f"pooled {claim['scale']}"
         test = POOLED_TEST[claim["variance"]].format(clusters=claim["clusters"], df=claim["df"])
     natural = claim["mean_diff"] if kind.natural else None
-    if claim["verdict"] == "worse":  # the better model first: the difference from its side
+    if flip:
         a, b, estimate, low, high = b, a, -estimate, -high, -low
         natural = None if natural is None else -natural
     rows = f"on the {claim['rows']} {kind.noun} rows"

@@ -199,4 +199,4 @@ def test_glove_bow_against_the_published_glove_bow(data_root, tmp_path):
     table = comparison.table
     assert len(table) == 5 and table["approximate"].all()
     assert list((tmp_path / "runs").iterdir())  # the on-demand run was saved
-    assert comparison.summary_lines()[0].startswith("glove-bow@")
+    assert comparison.summary_lines()[0].startswith("glove-bow significantly better than paper:merkx2019/glove-bow")

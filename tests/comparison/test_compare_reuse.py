@@ -81,7 +81,7 @@ def test_second_compare_by_name_reuses_the_runs_and_rerun_writes_new_ones(setup)
     assert len(reused) == 2 and reused[0].endswith(" for glove-bow") and reused[1].endswith(" for letter-counts")
     assert {Path(line.split()[2]).name for line in reused} == written
     pd.testing.assert_frame_equal(first.table, second.table)  # identical numbers
-    assert first.models == second.models and first.models[0].startswith("glove-bow@")
+    assert first.models == second.models == ["glove-bow", "letter-counts"]  # the one labelling rule: encoder names
 
     third = _compare(runs, data, "glove-bow", "letter-counts", rerun=True, log=third_log.append)
     assert len(_folders(runs)) == 4 and not any(line.startswith("reusing") for line in third_log)
