@@ -28,7 +28,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from benchbox.data.root import DataRoot
+from benchbox.data.root import EMBEDDED_PREFIX, DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.identity import describe_difference, differences, task_record
@@ -36,8 +36,6 @@ from benchbox.storage.provenance import package_versions
 from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task import Task
 from benchbox.task_options import TaskOptions, option_values
-
-EMBEDDED_PREFIX = "embedded:"
 
 
 def recorded_options(options: TaskOptions) -> dict:

@@ -63,7 +63,7 @@ from benchbox.comparison.sources import Source, is_run_collection, not_seeds, or
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
-from benchbox.reuse import EMBEDDED_PREFIX
+from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
 from benchbox.task import MetricSpec, resolve_tasks
 from benchbox.task_options import TaskOptions
