@@ -56,7 +56,7 @@ DEBUG = {"on": False}
 @app.callback()
 def _options(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error (also BENCHBOX_DEBUG=1).")] = False,
-    include: Annotated[Optional[list[Path]], typer.Option("--include", help="Import a .py file that registers encoders or tasks (docs/plugins.md); repeatable.")] = None,
+    include: Annotated[Optional[list[Path]], typer.Option("--include", metavar="FILE.py", help="Import a .py file that registers encoders or tasks (docs/plugins.md); repeatable.")] = None,
 ) -> None:
     DEBUG["on"] = DEBUG["on"] or debug
     results_to_stderr(False)  # a command sends its results to stderr only when its JSON/CSV takes stdout

@@ -68,6 +68,12 @@ def _name(encoder: Any) -> str:
         return type(encoder).__name__
 
 
+def fingerprint_of(name: str, config: dict[str, Any], weights_digest: str) -> str:
+    """:meth:`Encoder.fingerprint`: a hex digest of the name, configuration and weights digest."""
+    payload = json.dumps({"name": name, "config": config, "weights": weights_digest}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
+
+
 #: the methods of an encoder that run its own code, with how a message names them
 GUARDED = {"dim": "dim", "config": "config()", "weights_digest": "weights_digest()", "fingerprint": "fingerprint()",
            "_encode": "encode()", "encode": "encode()", "encode_images": "encode_images()",
@@ -138,12 +144,17 @@ class Encoder(ABC):
 
     def fingerprint(self) -> str:
         """A hex digest of name, configuration and weights: equal fingerprints give equal embeddings."""
-        payload = json.dumps(
-            {"name": self.name, "config": self.config(), "weights": self.weights_digest()},
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
+        return fingerprint_of(self.name, self.config(), self.weights_digest())
+
+    @classmethod
+    def identity_unloaded(cls, **options: Any) -> dict[str, Any] | None:
+        """What ``cls(**options)`` would report as ``dim``, ``config()`` and ``weights_digest()``, read without
+        loading its weights (from the files it would load), as ``{"dim", "config", "weights_digest"}``; or None,
+        the default, when only building the encoder tells. ``benchbox compare`` looks up a reusable run with it
+        and builds the encoder only to evaluate it (:mod:`benchbox.reuse`). A wrong answer never reuses a wrong
+        run: the fingerprint it gives must equal the one a run recorded, which hashes the configuration and
+        weights digest of the encoder as built."""
+        return None
 
     def run_notes(self) -> dict[str, Any]:
         """What the encoder observed while encoding in this process (e.g. truncated sentences), recorded with

@@ -24,10 +24,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from benchbox.encoder import Encoder, encoder_call
+from benchbox.encoder import Encoder, encoder_call, fingerprint_of
 from benchbox.encoder_adapter import as_encoder, describe
 from benchbox.errors import BenchboxError
-from benchbox.storage.identity import attach_build, build_of
+from benchbox.storage.identity import attach_build, build_of, built_record
 from benchbox.registry import ENCODERS, import_attribute
 from benchbox.storage.runs import MANIFEST, Run
 
@@ -82,6 +82,28 @@ def _qualified(name: str) -> str:
         return ENCODERS.resolve(name).qualified
     except BenchboxError:  # a name two plugins provide: its own error comes when it is loaded
         return name
+
+
+def record_without_loading(spec: str, **kwargs: Any) -> dict[str, Any] | None:
+    """The record a run manifest would hold of ``load_encoder(spec, **kwargs)``
+    (:func:`benchbox.storage.identity.encoder_record`), without building the encoder: for a registry name or
+    ``module:attribute`` naming an :class:`Encoder` class whose :meth:`~Encoder.identity_unloaded` answers for
+    these options; else None (only building it tells). Errors are :func:`load_encoder`'s (an unknown name)."""
+    if spec in ENCODERS:
+        entry = ENCODERS.resolve(spec)
+        target, source = ENCODERS.load(entry), entry.qualified
+    elif MODULE_ATTRIBUTE.fullmatch(spec) and not Path(spec).exists():
+        target, source = _import(spec), spec
+    else:
+        return None
+    if not (isinstance(target, type) and issubclass(target, Encoder)):
+        return None
+    with encoder_call(target.name, "identity_unloaded()"):
+        known = target.identity_unloaded(**kwargs)
+    if known is None:
+        return None
+    fingerprint = fingerprint_of(target.name, known["config"], known["weights_digest"])
+    return built_record(target.name, fingerprint, known["dim"], known["config"], build_of(target, source, kwargs))
 
 
 def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str | None = None,

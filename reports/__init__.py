@@ -63,7 +63,7 @@ def write_report(
     out_path = out_path or Path(f"report{FORMATS[fmt][0]}")
     if not runs:
         raise BenchboxError("no run given: pass one or more run folders (e.g. runs/<run-id>)")
-    sources = resolve_sources(list(runs), naming="name")
+    sources = resolve_sources(list(runs))
     sources += [paper_source(name) for name in references or []]
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
         if compare and comparison is None:

@@ -7,7 +7,7 @@ import re
 import pandas as pd
 
 from benchbox import formatting as fmt
-from benchbox.comparison.claims import headline
+from benchbox.comparison.claims import headline, verdicts
 from benchbox.reports import provenance, results, training
 from benchbox.reports.claims import claims_blocks
 from benchbox.reports.document import Block, Bullets, Paragraph, Report, Section
@@ -54,7 +54,9 @@ def build_report(sources: list[Source], comparison: ComparisonLike | None = None
              "the runs' JSON and CSV files keep correlations as fractions."]
     if references:
         intro.append("Published references: " + ", ".join(s.label for s in references) + ".")
-    return Report(title="benchbox report", intro=intro, sections=sections)
+    # the answer in words before anything else: one sentence per claim, the statistics follow in Claims
+    return Report(title="benchbox report", intro=intro, sections=sections,
+                  verdicts=[f"{line}." for line in verdicts(claims)])
 
 
 def _slug(text: str) -> str:

@@ -69,6 +69,8 @@ class Report:
     title: str
     intro: list[str]
     sections: list[Section]
+    #: the answer first, above the intro: one plain sentence per claim (:func:`benchbox.comparison.claims.verdict`)
+    verdicts: list[str] = field(default_factory=list)
 
     @property
     def figures(self) -> list[Figure]:

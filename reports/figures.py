@@ -50,8 +50,9 @@ def semantic_figure(rows: pd.DataFrame) -> Figure:
         ax.set_axisbelow(True)
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 2), frameon=False)
         svg = to_svg(fig, "semantic", title, alt)
+    published = "; pale bars: published results" if any(reference.values()) else ""
     return Figure(slug="semantic", title=title, alt=alt, svg=svg,
-                  caption="Pearson r × 100 per subset; whiskers: 95% intervals; pale bars: published results.")
+                  caption=f"Pearson r × 100 per subset; whiskers: 95% intervals{published}.")
 
 
 def curves_figure(curves: pd.DataFrame, slug: str, title: str) -> Figure:

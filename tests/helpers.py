@@ -59,6 +59,25 @@ class LetterCounts(Encoder):
         return out + 1e-3
 
 
+class CountedLetters(LetterCounts):
+    """:class:`LetterCounts` whose identity is known without building it (``identity_unloaded``), counting how often
+    it is built (``builds``): a compare that only reuses runs must build none."""
+
+    name = "counted-letters"
+    builds = 0
+
+    def __init__(self, alphabet: str = "a-z") -> None:
+        type(self).builds += 1
+        self.alphabet = alphabet
+
+    def config(self):
+        return {"alphabet": self.alphabet}
+
+    @classmethod
+    def identity_unloaded(cls, alphabet: str = "a-z"):
+        return {"dim": 26, "config": {"alphabet": alphabet}, "weights_digest": "none"}
+
+
 class CueWords(Encoder):
     """``scale`` × the counts of the ``cues`` words plus unit Gaussian noise seeded by the sentence (deterministic):
     a predictive embedding whose classes overlap a little, so that dev accuracy improves gradually, as SentEval's

@@ -24,7 +24,7 @@ from benchbox.task_options import TaskOptions
 def compare_command(
     ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
-    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
+    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", metavar="TASK", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
     data_dir: DATA_DIR = None,
     runs_dir: RUNS_DIR = Path("runs"),
     rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
@@ -38,14 +38,14 @@ def compare_command(
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
-    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", metavar="NAME=RUN,RUN", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: csv_option("Write the comparison table as CSV (and the claims beside it, NAME.claims.csv; not on standard output)") = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Tables with every column (both values, test, raw and both adjusted p), even wider than the terminal.")] = False,
     threads: THREADS = None,
     quiet: QUIET = False,
 ) -> None:
-    """Compare encoders: one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
+    """Compare encoders: the verdict of each claim in one plain sentence, then one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
     a verdict; then one summary line per pair."""
     from benchbox.comparison import output
@@ -66,7 +66,7 @@ def compare_command(
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=parse_seed_groups(seeds or []), rerun=rerun,
                          item_dependence=item_dependence)
-    for line in [*comparison.headlines(), *comparison.claim_notes]:
+    for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)

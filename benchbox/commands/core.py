@@ -108,7 +108,7 @@ def parse_encoder_options(pairs: list[str]) -> dict[str, str]:
 def eval_command(
     ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="Encoder name (`benchbox list encoders`) or a trained-model run folder.")],
-    task: Annotated[list[str], typer.Option("--task", "-t", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
+    task: Annotated[list[str], typer.Option("--task", "-t", metavar="TASK", help="Task or group name, or TASK:KEY=VALUE to set one of its options (`benchbox describe TASK`); repeatable.")],
     name: NAME = None,
     data_dir: DATA_DIR = None,
     runs_dir: RUNS_DIR = Path("runs"),
@@ -119,7 +119,7 @@ def eval_command(
     seed: SEED = DEFAULT_SEED,
     bootstrap: BOOTSTRAP = DEFAULT_RESAMPLES,
     device: DEVICE = "auto",
-    task_option: Annotated[Optional[list[str]], typer.Option("--task-option", help="TASK:KEY=VALUE: one of a task's own options (as -t TASK:KEY=VALUE); repeatable.")] = None,
+    task_option: Annotated[Optional[list[str]], typer.Option("--task-option", metavar="TASK:KEY=VALUE", help="TASK:KEY=VALUE: one of a task's own options (as -t TASK:KEY=VALUE); repeatable.")] = None,
     batch_size: BATCH_SIZE = 128,
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,

@@ -34,8 +34,8 @@ def read_queries(texts: list[str], files: list[Path]) -> list[str]:
 def neighbours_command(
     encoders: Annotated[list[str], typer.Argument(help="Encoder names or trained-model run folders, shown side by side.")],
     corpus: Annotated[str, typer.Option(help="DATASET[:SPLIT] whose captions are searched: flickr8k or coco; split train (default), dev or test.")] = "flickr8k:train",
-    query: Annotated[Optional[list[str]], typer.Option("--query", help="A query sentence; repeatable.")] = None,
-    query_file: Annotated[Optional[list[Path]], typer.Option(help="A file of queries, one per line; repeatable.")] = None,
+    query: Annotated[Optional[list[str]], typer.Option("--query", metavar="SENTENCE", help="A query sentence; repeatable.")] = None,
+    query_file: Annotated[Optional[list[Path]], typer.Option(metavar="FILE", help="A file of queries, one per line; repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", help="Neighbours per query and encoder.", callback=AT_LEAST_1)] = 5,
     data_dir: DATA_DIR = None,
     cache_dir: CACHE_DIR = None,

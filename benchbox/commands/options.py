@@ -22,7 +22,7 @@ import typer
 from benchbox.data.root import existing_data_dir
 from benchbox.device import check_device
 from benchbox.labels import label_option
-from benchbox.options import DEFAULT_SEED, check_number
+from benchbox.options import check_number
 from benchbox.storage.output_targets import CACHE, check_outside_results
 
 
@@ -75,10 +75,13 @@ QUIET = Annotated[bool, typer.Option("--quiet", "-q",
 THREADS = Annotated[Optional[int], typer.Option(
     "--threads", help="CPU threads for tensor and BLAS work (default: the CPUs this process may use, its cgroup "
     "quota and affinity included); recorded in the run manifest.", callback=AT_LEAST_1)]
-#: the seed of every random choice of the command (default :data:`benchbox.options.DEFAULT_SEED`)
-SEED = Annotated[int, typer.Option(help="Seed of every random choice: SentEval's probes and folds, bootstrap draws, "
-                                        f"initialisation and data order (default: {DEFAULT_SEED}, SentEval's).",
-                                   callback=NON_NEGATIVE)]
+#: the seed of every random choice of an evaluation (default :data:`benchbox.options.DEFAULT_SEED`, SentEval's; the
+#: help's ``[default: ...]`` shows its value)
+SEED = Annotated[int, typer.Option(help="Seed of every random choice of the evaluation: SentEval's probes and folds, "
+                                        "bootstrap draws (the default is SentEval's).", callback=NON_NEGATIVE)]
+#: the seed of a training run (default :data:`benchbox.options.DEFAULT_SEED`)
+TRAIN_SEED = Annotated[int, typer.Option("--seed", help="Seed of every random choice of the training: weight "
+                                                        "initialisation and data order; recorded as the model's seed.", callback=NON_NEGATIVE)]
 #: bootstrap resamples of the intervals without a closed form (default :data:`benchbox.options.DEFAULT_RESAMPLES`)
 BOOTSTRAP = Annotated[int, typer.Option(help="Bootstrap resamples of the intervals that have no closed form (0: none, "
                                              "those intervals are left empty).", callback=NON_NEGATIVE)]
@@ -99,7 +102,7 @@ CACHE_DIR = Annotated[Optional[Path], typer.Option(
 CACHE = Annotated[bool, typer.Option(help="Use the embedding cache.")]
 #: an encoder's own options
 ENCODER_OPTIONS = Annotated[Optional[list[str]], typer.Option(
-    "--encoder-opt", "-e", help="Encoder option KEY=VALUE (e.g. vectors=PATH); repeatable.")]
+    "--encoder-opt", "-e", metavar="KEY=VALUE", help="Encoder option KEY=VALUE (e.g. vectors=PATH); repeatable.")]
 #: how many sentences an encoder embeds at once
 BATCH_SIZE = Annotated[int, typer.Option(help="Encoder batch size.", callback=AT_LEAST_1)]
 #: the model's label, stored in its run manifest

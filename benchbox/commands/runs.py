@@ -79,7 +79,7 @@ def runs_command(runs: RunsDir = None, skip_bad: SkipBad = False, csv: csv_optio
 
 def leaderboard_command(
     runs: RunsDir = None,
-    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task column to show, in this order; repeatable (default: every task).")] = None,
+    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", metavar="TASK", help="Task column to show, in this order; repeatable (default: every task).")] = None,
     all_runs: Annotated[bool, typer.Option("--all-runs", help="One row per run instead of each model's newest run per task.")] = False,
     skip_bad: SkipBad = False,
     csv: csv_option("Write the table as CSV (raw values)") = None,

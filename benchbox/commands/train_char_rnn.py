@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
-from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS, VECTORS,
+from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, THREADS, TRAIN_SEED, VECTORS,
                                        out_option)
 from benchbox.storage.output_targets import RUN
 from benchbox.options import DEFAULT_SEED
@@ -39,9 +39,9 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         margin: Annotated[Optional[float], typer.Option(help="Hinge margin (default 0.2; 0.05 for --loss order).", callback=NON_NEGATIVE)] = None,
         lr_max: Annotated[Optional[float], typer.Option(help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).", callback=POSITIVE)] = None,
         lr_min: Annotated[float, typer.Option(help="Lowest learning rate (at most --lr-max).", callback=NON_NEGATIVE)] = 1e-6,
-        seed: SEED = DEFAULT_SEED,
+        seed: TRAIN_SEED = DEFAULT_SEED,
         max_captions: Annotated[Optional[int], typer.Option(help="Train on the first N//5 training images only (a subset).", callback=AT_LEAST_1)] = None,
-        eval_semantic: Annotated[Optional[list[str]], typer.Option(help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
+        eval_semantic: Annotated[Optional[list[str]], typer.Option(metavar="TASK[,TASK...]", help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")] = None,
         out_dir: out_option("the run folder (default: runs/<new id>)", holds=RUN) = None,
         name: NAME = None,
         resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last checkpoint.")] = False,

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from benchbox.console import out, set_quiet
-from benchbox.commands.options import (AT_LEAST_1, DEVICE, DROPOUT, NAME, NON_NEGATIVE, POSITIVE, QUIET, SEED, THREADS,
+from benchbox.commands.options import (AT_LEAST_1, DEVICE, DROPOUT, NAME, NON_NEGATIVE, POSITIVE, QUIET, THREADS, TRAIN_SEED,
                                        VECTORS, in_range, out_option)
 from benchbox.storage.output_targets import RUN
 from benchbox.options import DEFAULT_SEED
@@ -31,7 +31,7 @@ def train_infersent(
     lr_shrink: Annotated[float, typer.Option(help="Divide lr by this when dev accuracy does not improve (≥ 1).", callback=in_range(1))] = 5.0,
     min_lr: Annotated[float, typer.Option(help="Stop when lr falls below this.", callback=NON_NEGATIVE)] = 1e-5,
     max_norm: Annotated[float, typer.Option(help="Gradient norm clipping.", callback=POSITIVE)] = 5.0,
-    seed: SEED = DEFAULT_SEED,
+    seed: TRAIN_SEED = DEFAULT_SEED,
     train_split: Annotated[str, typer.Option(help="Split trained on (files s1.<split> ...).")] = "train",
     dev_split: Annotated[str, typer.Option(help="Split for model selection and the lr schedule.")] = "dev",
     test_split: Annotated[Optional[str], typer.Option(help="Split scored at the end ('' for none).")] = "test",

@@ -47,6 +47,12 @@ INFERENCE = {
     "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < "
                  f"{SIGN_FLIP_BELOW_DF:g}",
 }
+#: the test that gave the claim's p when the pooled analysis did, as a verdict names it (by ``variance``)
+POOLED_TEST = {
+    "model": "random-effects z-test",
+    "CR2": "CR2 t-test over {clusters} item clusters, df = {df:.1f}",
+    "sign-flip": "sign-flip test over {clusters} clusters",
+}
 CLAIM_COLUMNS = [
     "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
     "mean_diff", "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
@@ -215,6 +221,59 @@ def _training_variance(claim: pd.Series) -> str | None:
     if len(single) == 2:
         return "one run per model: training variance not assessed"
     return f"one run of {single[0]}: its training variance not assessed" if single else None
+
+
+def _p(p: float) -> str:
+    """``p = 0.037``, ``p = 0.00012``; below 0.0001, ``p < 0.0001``."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.2g}"
+
+
+def _bound(x: float) -> str:
+    """A difference or interval bound to two decimals, signed; an unbounded one as ±∞ (the sign-flip test's
+    interval with five clusters or fewer)."""
+    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else _signed(x, 2).replace("-", "−")
+
+
+def verdict(claim: pd.Series, claims: int = 1) -> str:
+    """The claim in plain words, the better model first, e.g. "sbert is better than glove-bow on the 26 correlation
+    rows: pooled Δz +0.32 [+0.29, +0.35] (mean Δr +0.21), p = 0.0001 (sign-flip test over 14 clusters)", or
+    "No significant difference between A and B on ...: pooled Δz (A − B) ...". The difference, its 95% interval
+    and the test named are those of the test that gave the claim's p (:func:`claims`: the larger of the pooled p
+    and, with seeds, the seed-aware t-test's); ``claims``: how many claims the p was adjusted over."""
+    a, b = claim["model_a"], claim["model_b"]
+    kind = KINDS[claim["kind"]]
+    flip = claim["verdict"] == "worse"  # the better model first: the difference from its side
+    seeded = isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"])
+    if seeded and claim["p_seed"] >= claim["p_pooled"]:
+        estimate, low, high = claim["seed_diff"], claim["seed_ci_low"], claim["seed_ci_high"]
+        what = f"mean per-seed {claim['scale']}"
+        runs = [int(claim["seeds_a"]), int(claim["seeds_b"])]
+        test = (f"seed-aware t-test, {runs[flip]} vs {runs[not flip]} runs, "
+                f"t({claim['seed_df']:.0f}) = {-claim['seed_t'] if flip else claim['seed_t']:.2f}")
+    else:
+        estimate, low, high = claim["estimate"], claim["ci_low"], claim["ci_high"]
+        what = f"pooled {claim['scale']}"
+        test = POOLED_TEST[claim["variance"]].format(clusters=claim["clusters"], df=claim["df"])
+    natural = claim["mean_diff"] if kind.natural else None
+    if flip:
+        a, b, estimate, low, high = b, a, -estimate, -high, -low
+        natural = None if natural is None else -natural
+    rows = f"on the {claim['rows']} {kind.noun} rows"
+    if claim["verdict"] in ("better", "worse"):
+        opening, difference = f"{a} is better than {b} {rows}", what
+    else:
+        opening, difference = f"No significant difference between {a} and {b} {rows}", f"{what} ({a} − {b})"
+    mean = f" (mean {kind.natural} {_bound(natural)})" if natural is not None else ""
+    adjusted = f", {claim['correction']}-adjusted over {claims} claims" if claims > 1 else ""
+    return (f"{opening}: {difference} {_bound(estimate)} [{_bound(low)}, {_bound(high)}]{mean}, "
+            f"{_p(claim['p_claim_adjusted'])} ({test}{adjusted})")
+
+
+def verdicts(claims: pd.DataFrame | None) -> list[str]:
+    """One :func:`verdict` per claim: what the report and ``benchbox compare`` open with."""
+    if claims is None:
+        return []
+    return [verdict(claim, len(claims)) for _, claim in claims.iterrows()]
 
 
 def headline(claim: pd.Series) -> str:

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox import stats
-from benchbox.comparison.claims import ALPHA, claims, headline
+from benchbox.comparison.claims import ALPHA, claims, headline, verdicts
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.seed_declarations import declared_seeds
@@ -67,7 +67,7 @@ from benchbox.comparison.versions import version_differences, version_lines
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
-from benchbox.reuse import EMBEDDED_PREFIX
+from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
 from benchbox.task import MetricSpec, resolve_tasks
 from benchbox.task_options import TaskOptions
@@ -205,6 +205,10 @@ class Comparison:
     def version_lines(self) -> list[str]:
         """One line per pair of models whose runs were computed by different versions."""
         return version_lines(self.versions)
+
+    def verdicts(self) -> list[str]:
+        """One plain sentence per claim, the better model first (:func:`benchbox.comparison.claims.verdict`)."""
+        return verdicts(self.claims)
 
     def headlines(self) -> list[str]:
         """One sentence per claim (:func:`benchbox.comparison.claims.headline`)."""

@@ -1,7 +1,8 @@
 """Encoders named to ``benchbox compare`` evaluated on demand: each gets a run on the compared tasks, either one
 already under the runs folder that holds exactly what the evaluation would compute (:mod:`benchbox.reuse`) or a
-new evaluation saved there. Every data file is checked, and the runs folder found writable, before anything is
-evaluated."""
+new evaluation saved there. An encoder whose identity is known without loading it is loaded only when no run
+can be reused. Every data file is checked, every encoder to evaluate loaded, and the runs folder found
+writable, before anything is evaluated."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchbox.comparison.sources import Pending, Source, default_label, origin, run_source
+from benchbox.comparison.sources import Pending, Source, origin, run_source
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
+from benchbox.labels import default_label
 from benchbox.reuse import find_reusable_run
+from benchbox.storage.identity import encoder_record
 from benchbox.storage.outdir import check_writable
 from benchbox.storage.runs import Run
 from benchbox.task import resolve_tasks
@@ -45,9 +48,17 @@ class OnDemand:
         values = resolve_options(task_objs, self.options)  # run_tasks says what a flag overrides
         for task in task_objs:  # missing data fails before any evaluation
             data.require(task.required_files(values[task.name]))
-        reused = {id(s): None if self.rerun else find_reusable_run(
-            self.runs_dir, encoder=s.encoder, tasks=task_objs, options=self.options, data=data, log=log)
-            for s in pending}
+
+        def reusable(record: dict, said: Callable[[str], None] = log) -> Run | None:
+            return None if self.rerun else find_reusable_run(self.runs_dir, encoder=record, tasks=task_objs,
+                                                             options=self.options, data=data, log=said)
+
+        reused = {}
+        for s in pending:
+            run = reusable(s.record, lambda message: None) if s.encoder is None else None
+            if run is None:  # to be evaluated: loaded now, before any evaluation; its identity as loaded is
+                run = reusable(encoder_record(s.load()))  # looked up too (the one told without loading may miss)
+            reused[id(s)] = run
         if any(run is None for run in reused.values()):
             check_writable(self.runs_dir, "--runs-dir")  # before the evaluations, not after them
         out: list[Source] = []

@@ -39,7 +39,7 @@ def write_json(comparison: Comparison, path: str | os.PathLike) -> None:
     jsonio.write_json(path, {
         "schema_version": jsonio.SCHEMA_VERSION, "models": comparison.models, "correction": comparison.correction,
         "family": comparison.family, "item_dependence": comparison.item_dependence, "alpha": ALPHA,
-        "headlines": comparison.headlines(), "claim_notes": comparison.claim_notes,
+        "verdicts": comparison.verdicts(), "headlines": comparison.headlines(), "claim_notes": comparison.claim_notes,
         "claims": records(comparison.claims), "protocol_mismatches": comparison.protocol_mismatches,
         "claim_rows": records(comparison.claim_rows), "claim_seeds": records(comparison.claim_seeds),
         "summary": comparison.summary_lines(), "comparisons": records(comparison.table),

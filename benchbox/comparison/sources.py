@@ -6,11 +6,12 @@ scores and its provenance, resolved by one function, :func:`resolve_sources`, fr
 - with an on-demand evaluator (compare: :class:`benchbox.comparison.on_demand.OnDemand`), anything
   :func:`benchbox.encoder_loading.load_encoder` loads — an encoder name, ``package:name``, ``module:attribute``, a
   trained-model folder (a training run) — handed to the evaluator, which reuses a matching run or evaluates it.
+  An encoder whose identity is known without loading it (:meth:`benchbox.encoder.Encoder.identity_unloaded`) is
+  loaded only when no run can be reused.
 
-Each may carry a label, ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Everything is opened or loaded, and every
-missing data file found, before anything is evaluated. Unlabelled runs are named by the label stored in them,
-else (``naming="fingerprint"``, compare's default) ``encoder@fingerprint[:8]`` or (``naming="name"``, reports)
-the encoder name; labels that repeat are made unique.
+Each may carry a label, ``LABEL=SOURCE``. Everything is opened or loaded, and every missing data file found,
+before anything is evaluated. Runs are labelled by the one rule of :mod:`benchbox.labels` (given label, stored
+label, encoder name); labels that repeat are made unique.
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ import pandas as pd
 from benchbox.data import comparators
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import describe_difference, differences, seed_free
-from benchbox.labels import model_folder_label, split_label
+from benchbox.labels import default_label, model_folder_label, repeated_label, split_label
 from benchbox.storage.runs import MANIFEST, METRIC_COLUMNS, Run
 from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
-
-NAMINGS = ("fingerprint", "name")
 
 
 def _no_items(task: str) -> None:
@@ -152,24 +151,12 @@ def model_key(run: Run) -> str:
                       sort_keys=True, default=str)
 
 
-def default_label(run: Run) -> str:
-    """``name@fingerprint[:8]`` (``name@run-id`` without a fingerprint): how compare names an unlabelled run."""
-    encoder = run.record.encoder
-    name = encoder.name or run.run_id
-    return f"{name}@{encoder.fingerprint[:8]}" if encoder.fingerprint else f"{name}@{run.run_id}"
-
-
-def _unlabelled(run: Run, naming: str) -> str:
-    if naming == "fingerprint":
-        return default_label(run)
-    return run.record.encoder.name or run.run_id
-
-
-def run_source(run: Run, label: str | None = None, *, naming: str = "fingerprint", spec: str | None = None) -> Source:
-    """A run as a source, labelled ``label``, else by the label stored in it, else as ``naming`` says."""
+def run_source(run: Run, label: str | None = None, *, spec: str | None = None) -> Source:
+    """A run as a source, labelled ``label``, else by the label stored in it, else by its encoder's name
+    (:mod:`benchbox.labels`)."""
     record = run.record
     return Source(
-        label=label or record.label or _unlabelled(run, naming),
+        label=label or record.label or default_label(run),
         metrics=run.metrics,
         items=run.items,
         run=run,
@@ -191,11 +178,22 @@ def paper_source(name: str, label: str | None = None) -> Source:
 
 @dataclass
 class Pending:
-    """A model argument that names an encoder: loaded, to be evaluated (or found evaluated) on demand."""
+    """A model argument that names an encoder, to be evaluated (or found evaluated) on demand: loaded
+    (``encoder``), or, where its identity is known without loading it, that identity (``record``,
+    :func:`benchbox.encoder_loading.record_without_loading`) until it must be evaluated."""
 
     spec: str
     encoder: Any
     label: str | None
+    record: dict[str, Any] | None = None
+
+    def load(self) -> Any:
+        """The encoder, loaded now if it was not."""
+        if self.encoder is None:
+            from benchbox.encoder_loading import load_encoder
+
+            self.encoder = load_encoder(self.spec)
+        return self.encoder
 
 
 class OnDemandEvaluator(Protocol):
@@ -213,7 +211,7 @@ def _unknown(spec: str, evaluate: bool) -> BenchboxError:
                          "(`benchbox list encoders`), module:attribute or paper:merkx2019/<model>")
 
 
-def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Callable[[str], None]) -> list[Source | Pending]:
+def _model(spec: str, label: str | None, evaluate: bool, log: Callable[[str], None]) -> list[Source | Pending]:
     """What one argument names, opened or loaded now: sources, or one encoder to evaluate."""
     if comparators.is_paper(spec):
         return [paper_source(spec, label)]
@@ -224,11 +222,11 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
         refuse_shadowing(spec, runs_too=True)
         if shadowed_folder(spec) is not None:
             log(f"{spec}: the registered encoder (./{spec} here holds no run; the encoder is evaluated or reused)")
-            return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
+            return [_pending(spec, path, label)]
     if (path / MANIFEST).is_file():
         run = open_run(path)
         if not evaluate or run.kind == "eval":
-            return [run_source(run, label, naming=naming)]
+            return [run_source(run, label)]
     elif path.is_dir() and (children := _children(path)):
         if label is not None:
             raise BenchboxError(f"{spec}: a label names one run, and {path} is a folder of {len(children)} runs; "
@@ -239,27 +237,30 @@ def _model(spec: str, label: str | None, evaluate: bool, naming: str, log: Calla
                 if run.kind != "eval":
                     log(f"skipping {run.path}: a {run.kind} run, not an evaluation (name it on its own to evaluate it)")
             runs = [run for run in runs if run.kind == "eval"]
-        return [run_source(run, naming=naming) for run in runs]
+        return [run_source(run) for run in runs]
     elif path.is_dir() and not evaluate:
         raise BenchboxError(f"{path} is neither a benchbox run (no {MANIFEST}) nor a folder of runs")
     if not evaluate:
         raise _unknown(spec, evaluate)
-    return [Pending(spec, _load(spec, path), label or model_folder_label(spec))]
+    return [_pending(spec, path, label)]
 
 
-def _load(spec: str, path: Path) -> Any:
-    """The encoder ``spec`` names (:func:`benchbox.encoder_loading.load_encoder`), its errors saying what else an
-    argument may be."""
-    from benchbox.encoder_loading import load_encoder
+def _pending(spec: str, path: Path, label: str | None) -> Pending:
+    """The encoder ``spec`` names, to evaluate: its record when it is known without loading the encoder
+    (:func:`benchbox.encoder_loading.record_without_loading`: loaded only if it must be evaluated), else the
+    encoder loaded now; its errors say what else an argument may be."""
+    from benchbox.encoder_loading import load_encoder, record_without_loading
 
     try:
-        return load_encoder(spec)
+        record = record_without_loading(spec)
+        encoder = load_encoder(spec) if record is None else None
     except BenchboxError as exc:
         if path.exists():
             raise
         if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
             raise _unknown(spec, True) from exc
         raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
+    return Pending(spec, encoder, label or model_folder_label(spec), record)
 
 
 def resolve_sources(
@@ -268,7 +269,6 @@ def resolve_sources(
     *,
     on_demand: OnDemandEvaluator | None = None,
     labels: list[str | None] | None = None,
-    naming: str = "fingerprint",
     log: Callable[[str], None] = lambda message: None,
 ) -> list[Source]:
     """The sources ``specs`` name, in order (see the module docstring). ``labels``: one per spec (None: as the
@@ -277,12 +277,10 @@ def resolve_sources(
     without (reports), only runs and published numbers are sources. A run named twice, or a copy of its folder, is
     one source. Repeated labels are made unique (:func:`_unique_labels`)."""
     evaluate = on_demand is not None
-    if naming not in NAMINGS:
-        raise ValueError(f"naming must be one of {NAMINGS}")
     found: list[Source | Pending] = []
     for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
         label, target = split_label(spec)
-        named = _model(target, given or label, evaluate, naming, log)
+        named = _model(target, given or label, evaluate, log)
         if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
             for s in named:
                 if isinstance(s, Source) and not _has_any(s, tasks):
@@ -295,7 +293,7 @@ def resolve_sources(
                                 f"{', '.join(dict.fromkeys(s.metrics['task'])) or 'no metrics'}")
     if on_demand is not None and any(isinstance(s, Pending) for s in found):
         found = on_demand.evaluate(found, tasks, log)
-    return _unique_labels(_once(found, log), naming)
+    return _unique_labels(_once(found, log))
 
 
 def _has_any(source: Source, tasks: list[str]) -> bool:
@@ -316,27 +314,24 @@ def _once(found: list[Source], log: Callable[[str], None]) -> list[Source]:
     return [s for s in found if s.run is None or first[s.run.run_id] is s]
 
 
-def _given_label(source: Source, naming: str) -> bool:
+def _given_label(source: Source) -> bool:
     """Whether the source's label is one a user gave (``--name``, ``LABEL=``), not the name it gets without one."""
     if source.run is None:
         return source.label != source.origin
-    return source.label not in (_unlabelled(source.run, naming), default_label(source.run))
+    return source.label != default_label(source.run)
 
 
-def _unique_labels(sources: list[Source], naming: str) -> list[Source]:
-    """Labels made unique. Unlabelled runs that share a name get ``/<run folder>`` (``naming="fingerprint"``) or
-    `` (<run-id>)`` appended; a user's label stays the only name: a training run beside evaluation runs of that
+def _unique_labels(sources: list[Source]) -> list[Source]:
+    """Labels made unique. Unlabelled runs that share a name get their run ids
+    (:func:`benchbox.labels.repeated_label`); a user's label stays the only name: a training run beside evaluation runs of that
     label (a trained model's evaluations inherit its label) is ``LABEL (training)``, and the runs of one kind
     that still share it are ``LABEL #1``, ``LABEL #2``, ... in order (the runs table pairs them with run ids)."""
     counts = Counter(s.label for s in sources)
     for label in [label for label, n in counts.items() if n > 1]:
         same = [s for s in sources if s.label == label]
-        if not _given_label(same[0], naming):
+        if not _given_label(same[0]):
             for s in same:
-                if naming == "fingerprint":
-                    s.label = f"{s.label}/{s.path.name if s.path else id(s)}"
-                else:
-                    s.label = f"{s.label} ({s.run.run_id if s.run else ''})"
+                s.label = repeated_label(s.label, s.run)
             continue
         trains = [s for s in same if s.run is not None and s.run.kind == "train"]
         others = [s for s in same if not (s.run is not None and s.run.kind == "train")]

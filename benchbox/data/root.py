@@ -23,6 +23,8 @@ import platformdirs
 from benchbox.errors import BenchboxError
 
 EMBEDDED_ROOT = Path(__file__).parent / "embedded"
+#: how run manifests name a file read from the embedded copy: ``embedded:<path>``
+EMBEDDED_PREFIX = "embedded:"
 ENV_VAR = "BENCHBOX_DATA"
 
 _STS_WIKI = "http://ixa2.si.ehu.es/stswiki/images"
@@ -130,7 +132,7 @@ class DataRoot:
     def label(self, path: Path) -> str:
         """How a located file is named in run manifests: its path relative to the root or ``embedded:``."""
         try:
-            return str(path.relative_to(EMBEDDED_ROOT)).replace(os.sep, "/").join(("embedded:", ""))
+            return str(path.relative_to(EMBEDDED_ROOT)).replace(os.sep, "/").join((EMBEDDED_PREFIX, ""))
         except ValueError:
             pass
         try:

@@ -120,12 +120,17 @@ def _build(encoder: Any) -> Build:
 
 def encoder_record(encoder: Any) -> dict[str, Any]:
     """What a run manifest records of ``encoder`` (an :class:`~benchbox.encoder.Encoder`; module docstring)."""
-    build = _build(encoder)
+    return built_record(encoder.name, encoder.fingerprint(), encoder.dim, encoder.config(), _build(encoder))
+
+
+def built_record(name: str, fingerprint: str, dim: int, config: dict[str, Any], build: Build) -> dict[str, Any]:
+    """:func:`encoder_record` from its parts: those the encoder reports and its :class:`Build` (also for an
+    encoder not built yet, :func:`benchbox.encoder_loading.record_without_loading`)."""
     seed = build.options.get(build.seed_option) if build.seed_option else None
     if build.training is not None:
         seed = build.training.get("seed")
-    record = {"name": encoder.name, "fingerprint": encoder.fingerprint(), "dim": encoder.dim,
-              "config": encoder.config(), "source": build.source, "class": build.cls,
+    record = {"name": name, "fingerprint": fingerprint, "dim": dim,
+              "config": config, "source": build.source, "class": build.cls,
               "provider": {"distribution": build.distribution, "version": build.version},
               "options": build.options, "seed_option": build.seed_option, "seed": seed}
     if build.training is not None:

@@ -58,9 +58,12 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> None:
 
 
 @contextmanager
-def output_lock(folder: str | os.PathLike, option: str = "--out", *, name: str = LOCK_FILE) -> Iterator[Path]:
+def output_lock(folder: str | os.PathLike, option: str = "--out", *, name: str = LOCK_FILE,
+                remove: bool = False) -> Iterator[Path]:
     """Check ``folder`` writable and hold its lock ``folder/name`` for the ``with`` block; another holder is
-    an error. One output file among others in a folder gets a lock of its own (:func:`output_file_lock`)."""
+    an error. One output file among others in a folder gets a lock of its own (:func:`output_file_lock`);
+    ``remove``: the lock file is deleted at the end of the block (while still held, so that a process that
+    opens it then finds it locked and stops), leaving nothing beside the user's file."""
     from filelock import FileLock, Timeout
 
     folder = check_writable(folder, option)
@@ -75,10 +78,14 @@ def output_lock(folder: str | os.PathLike, option: str = "--out", *, name: str =
     try:
         yield folder
     finally:
+        if remove:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
         lock.release()
 
 
 def output_file_lock(path: str | os.PathLike, option: str = "--out") -> contextlib.AbstractContextManager[Path]:
-    """The lock of one output file (and what is written beside it): ``.<name>.lock`` in its folder."""
+    """The lock of one output file (and what is written beside it): ``.<name>.lock`` in its folder while the
+    file is written, removed afterwards (an empty lock file stayed beside every report)."""
     path = Path(path)
-    return output_lock(path.parent, option, name=f".{path.name}.lock")
+    return output_lock(path.parent, option, name=f".{path.name}.lock", remove=True)

@@ -489,7 +489,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
             groups.setdefault(cell.group, []).append(run)
     seeds = {g: members for g, members in groups.items() if len(members) > 1}
     specs = [f"{label}={run}" for label, run in zip(cell_labels(cells), runs)]
-    sources = resolve_sources(specs, naming="name", log=log)
+    sources = resolve_sources(specs, log=log)
     tasks = [task.name for task in resolve_tasks(study.tasks)]
     comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
     output.write_json(comparison, study.out / "comparison.json")

@@ -109,9 +109,13 @@ def test_cli_headlines_json_and_claims_csv(three_runs, tmp_path):
                                       "--bootstrap", "50", "--baseline", "bad", "--pooling", "pm",
                                       "--csv", str(tmp_path / "c.csv"), "--json", str(tmp_path / "c.json"), "-q"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith("good@") and "pooled Δz = +" in result.output.splitlines()[0]
+    lines = result.output.splitlines()
     payload = json.loads((tmp_path / "c.json").read_text())
-    assert payload["family"] == "all" and payload["headlines"] == [result.output.splitlines()[0]]
+    claims = len(payload["claims"])
+    # the verdicts in words first (one per claim), then the statistics
+    assert lines[:claims] == payload["verdicts"] and lines[0].startswith("good is better than bad on the ")
+    assert lines[claims].startswith("good vs bad") and "pooled Δz = +" in lines[claims]
+    assert payload["family"] == "all" and payload["headlines"] == lines[claims:2 * claims]
     assert payload["claims"][0]["pooling"] == "pm" and payload["claims"][0]["rows"] == 2
     claims = pd.read_csv(claims_csv_path(tmp_path / "c.csv"))
     assert claims_csv_path(tmp_path / "c.csv").name == "c.claims.csv" and len(claims) == 1

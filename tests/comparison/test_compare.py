@@ -97,7 +97,7 @@ def test_compare_two_runs_tests_every_row(two_runs):
     comparison = compare([str(good), str(bad)], n_boot=200)
     table = comparison.table
     assert list(table.columns) == COLUMNS
-    assert comparison.models == ["good@good-0-f", "bad@bad-0-fp"]
+    assert comparison.models == ["good", "bad"]  # the encoder names (benchbox.labels)
     assert not table["approximate"].any()
     assert np.allclose(table["diff"], table["value_a"] - table["value_b"])
     assert np.allclose(table["p_holm"], adjust_pvalues(table["p"], "holm"))
@@ -125,7 +125,7 @@ def test_compare_two_runs_tests_every_row(two_runs):
     assert rows.loc[("mr", "test", "accuracy"), "test"] == "mcnemar"
     assert rows.loc[("mr", "test", "accuracy"), "verdict"] == "better"
     assert comparison.summary_lines() == [
-        "good@good-0-f significantly better than bad@bad-0-fp on 5 of 5 summary rows, worse on 0, no significant "
+        "good significantly better than bad on 5 of 5 summary rows, worse on 0, no significant "
         "difference on 0 (holm-corrected, 5%)"
     ]
 
@@ -187,7 +187,7 @@ def test_cli_prints_tables_and_writes_csv_and_json(two_runs, tmp_path):
     table = pd.read_csv(tmp_path / "c.csv")
     assert list(table.columns) == COLUMNS and len(table) == 10
     payload = json.loads((tmp_path / "c.json").read_text())
-    assert payload["summary"][0].startswith("good@good-0-f significantly better than bad@bad-0-fp on 2 of 2")
+    assert payload["summary"][0].startswith("good significantly better than bad on 2 of 2")
     assert len(payload["comparisons"]) == 10 and payload["correction"] == "holm"
 
 
@@ -199,4 +199,4 @@ def test_glove_bow_against_the_published_glove_bow(data_root, tmp_path):
     table = comparison.table
     assert len(table) == 5 and table["approximate"].all()
     assert list((tmp_path / "runs").iterdir())  # the on-demand run was saved
-    assert comparison.summary_lines()[0].startswith("glove-bow@")
+    assert comparison.summary_lines()[0].startswith("glove-bow significantly better than paper:merkx2019/glove-bow")

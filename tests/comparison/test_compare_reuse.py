@@ -19,7 +19,7 @@ from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.storage.runs import MANIFEST
 from benchbox.task_options import TaskOptions
-from tests.helpers import LetterCounts
+from tests.helpers import CountedLetters, LetterCounts
 
 STSB_TEST = "senteval/downstream/STS/STSBenchmark/sts-test.csv"
 BOOT = 50
@@ -81,7 +81,7 @@ def test_second_compare_by_name_reuses_the_runs_and_rerun_writes_new_ones(setup)
     assert len(reused) == 2 and reused[0].endswith(" for glove-bow") and reused[1].endswith(" for letter-counts")
     assert {Path(line.split()[2]).name for line in reused} == written
     pd.testing.assert_frame_equal(first.table, second.table)  # identical numbers
-    assert first.models == second.models and first.models[0].startswith("glove-bow@")
+    assert first.models == second.models == ["glove-bow", "letter-counts"]  # the one labelling rule: encoder names
 
     third = _compare(runs, data, "glove-bow", "letter-counts", rerun=True, log=third_log.append)
     assert len(_folders(runs)) == 4 and not any(line.startswith("reusing") for line in third_log)
@@ -162,3 +162,19 @@ def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(
     _compare(runs, data, "glove-bow", "letter-counts", log=log.append)
     assert [line.split()[-1] for line in log if line.startswith("reusing")] == ["letter-counts"]
     assert len(_folders(runs)) == 5
+
+
+def test_a_compare_that_reuses_a_run_builds_no_encoder(setup):
+    """Issue 41: compare built every encoder (sbert: 137 s of loading) only to find its run; an encoder whose
+    identity is known without building it (Encoder.identity_unloaded) is built only to be evaluated."""
+    runs, data = setup
+    counted = "tests.helpers:CountedLetters"
+    builds = CountedLetters.builds
+    _compare(runs, data, "glove-bow", counted)
+    assert CountedLetters.builds == builds + 1  # evaluated: built once
+    logged = []
+    _compare(runs, data, "glove-bow", counted, log=logged.append)
+    assert CountedLetters.builds == builds + 1  # reused: not built
+    assert sum(line.startswith("reusing run ") and line.endswith(f" for {counted}") for line in logged) == 1
+    _compare(runs, data, "glove-bow", counted, rerun=True)
+    assert CountedLetters.builds == builds + 2  # --rerun evaluates it again

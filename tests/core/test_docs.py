@@ -153,3 +153,11 @@ def test_every_docs_citation_names_a_heading():
 
 def test_nothing_cites_the_internal_protocol_notes():
     assert internal_citations(ROOT) == []
+
+
+def test_the_readme_documentation_list_names_every_docs_page():
+    """Issue 41: docs/architecture.md was missing from the README's documentation list."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"\]\(docs/([\w.-]+\.md)\)", section))
+    assert listed == {p.name for p in (ROOT / "docs").glob("*.md")}

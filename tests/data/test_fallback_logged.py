@@ -20,7 +20,7 @@ def test_eval_says_and_records_the_embedded_fallback(tmp_path):
     said = [line for line in done.stderr.splitlines() if "embedded copy" in line]
     assert said == [f"2 data files are not under {root}: reading the embedded copy shipped with benchbox "
                     "(senteval/downstream/SICK, senteval/downstream/STS/STSBenchmark); the run manifest records "
-                    "them as embedded:"]
+                    "them as embedded:<path>"]  # issue 41: it ended on a dangling "embedded:"
     manifest = json.loads(next(runs.iterdir()).joinpath("manifest.json").read_text())
     files = json.dumps(manifest["tasks"])
     assert "embedded:senteval/downstream/STS/STSBenchmark/sts-test.csv" in files

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from benchbox import load_encoder
-from benchbox.encoders.sbert import digest_folder
+from benchbox.encoder_loading import record_without_loading
+from benchbox.encoders.sbert import SBertEncoder, digest_folder
+from benchbox.storage.identity import encoder_record
 from benchbox.errors import BenchboxError
 
 
@@ -46,3 +48,11 @@ def test_folder_that_is_not_a_model(tmp_path):
     (tmp_path / "weights.bin").write_bytes(b"\0" * 10)
     with pytest.raises(BenchboxError, match="is a file"):
         load_encoder("sbert", model=tmp_path / "weights.bin")
+
+
+def test_its_identity_is_read_from_the_model_folder_without_loading_it(sbert, tmp_path):
+    """What compare looks up a reusable run with (issue 41: it loaded the model only to reuse a run)."""
+    assert record_without_loading("sbert") == encoder_record(sbert)
+    (tmp_path / "modules.json").write_text('[{"path": "", "type": "sentence_transformers.models.Transformer"}, '
+                                           '{"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]')
+    assert SBertEncoder.identity_unloaded(model=str(tmp_path)) is None  # a layout it cannot read: loaded instead

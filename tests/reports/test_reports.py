@@ -461,3 +461,14 @@ def test_published_comparators_are_compared_with_runs_not_with_each_other(data_r
     appendix = text.split("## Appendix: all pairwise tests")[1]
     assert "| paper:merkx2019/glove-bow | paper:merkx2019/char-gru-coco |" not in appendix
     assert appendix.count("| sts12 | MSRpar | pearson |") == 2 and appendix.count("| sts12 |") == 5 * 2  # 2 pairs
+
+
+def test_a_report_leaves_no_lock_file_and_speaks_of_published_bars_only_with_some(runs, tmp_path):
+    """Issue 41: an empty .report.html.lock stayed beside the report; the figure's caption spoke of pale bars of
+    published results in a report without any."""
+    out = write_report([runs["glove"]], tmp_path / "report.md")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "report_figures"]
+    text = out.read_text()
+    assert "whiskers: 95% intervals." in text and "pale bars" not in text
+    write_report([runs["glove"]], tmp_path / "report.html")
+    assert not (tmp_path / ".report.html.lock").exists()

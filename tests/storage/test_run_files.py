@@ -84,7 +84,7 @@ def test_markup_in_user_strings_prints_literally(tmp_path, name):
     b = make_run(tmp_path, "plain", noise_scale=2.0, rank_shift=6, accuracy=0.70)
     result = runner.invoke(app, ["compare", str(a), str(b), "--task", "mr"])
     assert result.exit_code == 0, result.output
-    assert f"A = {name}@" in result.output
+    assert f"A = {name}  vs" in result.output
     result = runner.invoke(app, ["report", str(a), str(b), "--compare", "--out", str(tmp_path / "r.md"), "--quiet"])
     assert result.exit_code == 0, result.output
     console.set_quiet(False)

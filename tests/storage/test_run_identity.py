@@ -201,7 +201,7 @@ def test_report_compare_tests_what_compare_tests(tmp_path, empty):
     folders = [str(_eval(spec, runs, empty, **options))
                for spec, options in (("hashed", {}), ("glove-bow", {}), ("hashed", {"seed": "4"}))]
     comparison = compare(folders, ["stsb-cosine"])
-    pairwise = compare_pairs(resolve_sources(folders, naming="name"))
+    pairwise = compare_pairs(resolve_sources(folders))
     assert pairwise.family == comparison.family == "all"
     assert np.allclose(pairwise.table["p_holm"], comparison.table["p_holm"])
     assert list(pairwise.table["verdict"]) == list(comparison.table["verdict"])
