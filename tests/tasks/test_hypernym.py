@@ -201,3 +201,15 @@ def test_real_wordnet_counts_and_closure_baseline():
     gold = data.pairs("test")[1]
     # deterministic given the split: the paper reports 88.2 for its own split
     assert 100 * (closure_predictions(data) == gold).mean() == pytest.approx(88.4125)
+
+
+def test_published_table1_rows_with_wilson_intervals():
+    from benchbox.data.comparators import paper_result
+    from benchbox.stats import wilson_ci
+
+    for name, value in (("order-embeddings", 90.6), ("transitive-closure", 88.2), ("word2gauss", 86.6)):
+        rows = paper_result(f"paper:vendrov2016/{name}").metrics
+        assert rows[["task", "subset", "metric", "value", "n"]].values.tolist() == [
+            ["hypernym", "test", "accuracy", value, 8000]]
+        low, high = wilson_ci(value / 100 * 8000, 8000)
+        assert rows[["ci_low", "ci_high"]].values.tolist() == [[pytest.approx(100 * low), pytest.approx(100 * high)]]
