@@ -16,8 +16,8 @@ dev accuracy, and the paper's transitive-closure baseline on the same test pairs
 in the closure of the training and dev edges; no learning, independent of the encoder). Per-item rows (hypo,
 hyper, gold, pred, correct, penalty, closure) in split order, for McNemar's test in compare.
 
-Options: ``wordnet`` (the database folder, default ``/usr/share/wordnet``), ``held-out`` (pairs per held-out
-split, default 4000) and ``split-seed`` (default 1). An encoder that records the split it was trained on
+Options: ``wordnet`` (the database folder, default ``/usr/share/wordnet``), ``held_out`` (pairs per held-out
+split, default 4000) and ``split_seed`` (default 1). An encoder that records the split it was trained on
 (``hypernym_split``: the split's digest) is refused on another split: its training edges would hold test pairs.
 """
 
@@ -121,9 +121,9 @@ class Hypernym(Task):
     options = (
         TaskOption("wordnet", str, str(DEFAULT_WORDNET), "WordNet 3.0 database folder (data.noun, index.noun; "
                    "Debian's wordnet-base)", protocol_key="wordnet"),
-        TaskOption("held-out", int, HELD_OUT, "positive pairs held out for dev and for test", low=1,
+        TaskOption("held_out", int, HELD_OUT, "positive pairs held out for dev and for test", low=1,
                    protocol_key="held_out"),
-        TaskOption("split-seed", int, 1, "seed of the shuffle and the negatives", protocol_key="split_seed"),
+        TaskOption("split_seed", int, 1, "seed of the shuffle and the negatives", protocol_key="split_seed"),
     )
     splits = ("dev", "test")
     group, order = "hypernymy", 340
@@ -141,11 +141,11 @@ class Hypernym(Task):
             raise BenchboxError(f"{self.name} needs concept embeddings with the order similarity (e.g. a "
                                 f"`benchbox train order-wordnet` run); {encoder.name!r} uses {similarity!r}")
         values = ctx.values_for(self)
-        data = HypernymData.build(values["wordnet"], values["held-out"], values["split-seed"])
+        data = HypernymData.build(values["wordnet"], values["held_out"], values["split_seed"])
         trained_on = getattr(encoder, "hypernym_split", None)
         if trained_on is not None and trained_on != data.split.digest():
             raise BenchboxError(f"{encoder.name!r} was trained on another split (digest {trained_on}, this one "
-                                f"{data.split.digest()}): evaluate it with the wordnet, held-out and split-seed it "
+                                f"{data.split.digest()}): evaluate it with the wordnet, held_out and split_seed it "
                                 "was trained with, or its training edges hold test pairs")
         names = data.nouns.names
         scored = []
@@ -166,12 +166,12 @@ class Hypernym(Task):
             task=self.name,
             metrics=[percent_record(self.name, "accuracy", result.correct, n),
                      MetricRecord(self.name, "dev", "accuracy", 100 * result.dev_accuracy, math.nan, math.nan,
-                                  2 * values["held-out"]),
+                                  2 * values["held_out"]),
                      percent_record(self.name, "closure-accuracy", int((closure == result.gold).sum()), n)],
             items=items,
-            protocol={"wordnet": values["wordnet"], "held_out": values["held-out"],
-                      "split_seed": values["split-seed"], "split_digest": data.split.digest(),
-                      "closure_entries": len(data.split.train) + 2 * values["held-out"],
+            protocol={"wordnet": values["wordnet"], "held_out": values["held_out"],
+                      "split_seed": values["split_seed"], "split_digest": data.split.digest(),
+                      "closure_entries": len(data.split.train) + 2 * values["held_out"],
                       "concepts": len(names), "penalty": PENALTY, "threshold": result.threshold,
                       "threshold_rule": "max dev accuracy over midpoints of distinct dev penalties (smallest best)",
                       "baseline": "positive iff in the transitive closure of the training and dev edges"},

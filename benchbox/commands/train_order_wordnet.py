@@ -17,7 +17,7 @@ from benchbox.threads import set_threads
 def train_order_wordnet(
     wordnet: Annotated[Path, typer.Option(help="WordNet 3.0 database folder (data.noun, index.noun): Debian's wordnet-base installs it in /usr/share/wordnet.")] = DEFAULT_WORDNET,
     held_out: Annotated[int, typer.Option(help="Closure entries held out for dev and for test (the paper: 4000 each).", callback=AT_LEAST_1)] = HELD_OUT,
-    split_seed: Annotated[int, typer.Option(help="Seed of the split's shuffle and its dev/test negatives (the hypernym task's split-seed).", callback=NON_NEGATIVE)] = 1,
+    split_seed: Annotated[int, typer.Option(help="Seed of the split's shuffle and its dev/test negatives (the hypernym task's split_seed).", callback=NON_NEGATIVE)] = 1,
     dim: Annotated[int, typer.Option(help="Embedding dimension (the paper: 50).", callback=AT_LEAST_1)] = 50,
     epochs: Annotated[int, typer.Option(help="Training epochs (the authors' README: 20).", callback=AT_LEAST_1)] = 20,
     batch_size: Annotated[int, typer.Option(help="Minibatch size, positives and negatives together.", callback=AT_LEAST_1)] = 1000,

@@ -161,7 +161,7 @@ def test_train_then_eval_end_to_end(wordnet, tmp_path):
     assert evaluation["closure_accuracy"]["value"] == pytest.approx(100 * (closure == scores.gold).mean())
     assert evaluation["dev_accuracy"] == pytest.approx(100 * scores.dev_accuracy)
     done = runner.invoke(app, ["eval", str(run), "--task", "hypernym", "-t", f"hypernym:wordnet={wordnet}",
-                               "-t", "hypernym:held-out=2", "--runs-dir", str(tmp_path / "evals"), "--no-cache",
+                               "-t", "hypernym:held_out=2", "--runs-dir", str(tmp_path / "evals"), "--no-cache",
                                "--json", "-", "--quiet"])
     assert done.exit_code == 0, done.output
     metrics = {(m["subset"], m["metric"]): m["value"] for m in json.loads(done.output)["records"]}
@@ -169,7 +169,7 @@ def test_train_then_eval_end_to_end(wordnet, tmp_path):
     assert metrics[("test", "closure-accuracy")] == pytest.approx(evaluation["closure_accuracy"]["value"])
     # another split would put training pairs in test: refused in one line
     done = runner.invoke(app, ["eval", str(run), "--task", "hypernym", "-t", f"hypernym:wordnet={wordnet}",
-                               "-t", "hypernym:held-out=2", "-t", "hypernym:split-seed=2", "--no-save",
+                               "-t", "hypernym:held_out=2", "-t", "hypernym:split_seed=2", "--no-save",
                                "--no-cache", "--quiet"])
     assert isinstance(done.exception, BenchboxError) and "trained on another split" in str(done.exception)
 
@@ -183,7 +183,7 @@ def test_missing_wordnet_is_one_line(tmp_path):
 
 def test_other_encoders_are_refused(wordnet, tmp_path):
     done = runner.invoke(app, ["eval", "glove-bow", "--task", "hypernym", "-t", f"hypernym:wordnet={wordnet}",
-                               "-t", "hypernym:held-out=2", "--no-save", "--no-cache", "--quiet"])
+                               "-t", "hypernym:held_out=2", "--no-save", "--no-cache", "--quiet"])
     assert isinstance(done.exception, BenchboxError) and "order similarity" in str(done.exception)
 
 
