@@ -15,6 +15,11 @@ otherwise.
   for image → text (``i2t``, the paper's "text retrieval") and text → image (``t2i``, "image retrieval"), with
   the Wilson intervals benchbox gives its own recalls. Protocol differences in
   docs/vision-language.md#published-comparators.
+- ``paper:vendrov2016/{order-embeddings,transitive-closure,word2gauss}``: Vendrov et al. (2016), Table 1, hypernym
+  prediction on WordNet (benchbox's ``hypernym``): test accuracy in percent over the 4000 held-out positives and
+  their 4000 negatives, with the Wilson intervals benchbox gives its own accuracies. The transitive-closure row
+  is the paper's no-learning baseline, which the ``hypernym`` task also reports for its own split as
+  ``closure-accuracy`` (docs/protocols.md#hypernym-prediction).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ MERKX_CITATION = ("Merkx & Frank (2019), Learning semantic sentence representati
                   "language without lexical knowledge, Natural Language Engineering 25(4), Figure 3 / supplement")
 CONNEAU_CITATION = ("Conneau, Kiela, Schwenk, Barrault & Bordes (2017), Supervised learning of universal sentence "
                     "representations from natural language inference data, EMNLP 2017, Table 4 (SentEval)")
+VENDROV_CITATION = ("Vendrov, Kiros, Fidler & Urtasun (2016), Order-Embeddings of Images and Language, ICLR 2016, "
+                    "Table 1: hypernym prediction on WordNet, test accuracy")
 RADFORD_CITATION = ("Radford et al. (2021), Learning Transferable Visual Models From Natural Language Supervision, "
                     "ICML 2021 (PMLR 139), Table 13: zero-shot CLIP retrieval, MSCOCO 5k test")
 #: (supplement task, dataset) → (benchbox task, subset)
@@ -101,9 +108,19 @@ def metric_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 def recall_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Recalls in percent with the Wilson 95% intervals benchbox gives its own (on the queries' count)."""
+    return wilson_rows(rows, "n_queries")
+
+
+def accuracy_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Accuracies in percent with the Wilson 95% intervals benchbox gives its own (on the pairs' count)."""
+    return wilson_rows(rows, "n_pairs")
+
+
+def wilson_rows(rows: pd.DataFrame, count: str) -> pd.DataFrame:
+    """Proportions in percent (``value_pct``) over the column ``count`` of items, with Wilson 95% intervals."""
     from benchbox.stats import wilson_ci
 
-    n = rows["n_queries"].to_numpy()
+    n = rows[count].to_numpy()
     low, high = wilson_ci(rows["value_pct"].to_numpy() / 100 * n, n)
     return pd.DataFrame({"task": rows["task"].to_numpy(), "subset": rows["subset"].to_numpy(),
                          "metric": rows["metric"].to_numpy(), "value": rows["value_pct"].to_numpy(),
@@ -131,6 +148,12 @@ COMPARATORS = {
     "paper:conneau2017/glove-bow": Comparator("infersent_table4.csv", "GloVe BOW", CONNEAU_CITATION, metric_rows),
     "paper:radford2021/clip-vit-l14-336px": Comparator("radford2021_clip.csv", "ViT-L/14@336px", RADFORD_CITATION,
                                                        recall_rows),
+    "paper:vendrov2016/order-embeddings": Comparator("vendrov2016_table1.csv", "order-embeddings", VENDROV_CITATION,
+                                                     accuracy_rows),
+    "paper:vendrov2016/transitive-closure": Comparator("vendrov2016_table1.csv", "transitive closure",
+                                                       VENDROV_CITATION, accuracy_rows),
+    "paper:vendrov2016/word2gauss": Comparator("vendrov2016_table1.csv", "word2gauss", VENDROV_CITATION,
+                                               accuracy_rows),
 }
 
 
