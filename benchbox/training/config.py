@@ -13,10 +13,12 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   ``order`` and ``perceptual`` need a visual side (``--visual features``, ``random`` or a clip model ``frame``,
   ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs
   ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
-- a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
-  cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a
-  ranking loss toward the visual space: our ``hinge-sum``); alone, a preset has α_T = 0. A preset may stand
-  for its terms inside a combination: ``bordes-b,textual=0.5`` is M(α_T = 0.5, α_P = 1, α_C = 1).
+- a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with the weights of their Table 2 —
+  ``bordes-c`` (M_c = M(0, 0, 1), cluster), ``bordes-p`` (M_p = M(0, 1, 0), perceptual), ``bordes-b``
+  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, a ranking loss toward the visual space: our
+  ``hinge-sum``, margin m′ = 0.5); alone, a preset has α_T = 0 (docs/protocols.md#bordes-models quotes the
+  table). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
+  M(α_T = 0.5, α_P = 0.1, α_C = 1).
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
 TERMS = (*LOSSES, "textual")
 #: terms that read the visual side of a caption (not ``cluster``, which compares captions, nor ``textual``)
 VISUAL_TERMS = ("hinge-sum", "hinge-max", "order", "perceptual")
-#: Bordes et al. (2019)'s named settings: preset → (term, weight) pairs
+#: Bordes et al. (2019)'s named models, their Table 2 and §4.2 (M_A^p(α_T, α_P, α_C)): preset → (term, weight)
 LOSS_PRESETS = {
     "bordes-c": (("cluster", 1.0),),
     "bordes-p": (("perceptual", 1.0),),
-    "bordes-b": (("cluster", 1.0), ("perceptual", 1.0)),
+    "bordes-b": (("cluster", 1.0), ("perceptual", 0.1)),
     "projection": (("hinge-sum", 1.0),),
 }
 #: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss

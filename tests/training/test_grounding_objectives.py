@@ -21,7 +21,7 @@ BASE = dict(encoder="char-gru", dataset="flickr8k")
     ("cluster", "cluster", (("cluster", 1.0),)),
     ("perceptual", "random", (("hinge-sum", 1.0), ("perceptual", 1.0))),
     ("bordes-c", "cluster", (("cluster", 1.0),)),
-    ("bordes-b", "random", (("cluster", 1.0), ("perceptual", 1.0))),
+    ("bordes-b", "random", (("cluster", 1.0), ("perceptual", 0.1))),
     ("projection", "random", (("hinge-sum", 1.0),)),
     ("cluster=1,perceptual=0.1,hinge-sum=1", "random", (("cluster", 1.0), ("perceptual", 0.1), ("hinge-sum", 1.0))),
     (" cluster = 2 ", "cluster", (("cluster", 2.0),)),
