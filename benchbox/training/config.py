@@ -47,8 +47,11 @@ LOSS_PRESETS = {
     "bordes-b": (("cluster", 1.0), ("perceptual", 0.1)),
     "projection": (("hinge-sum", 1.0),),
 }
-#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
-DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
+#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss, Bordes
+#: et al. (2019, §3.4: m = 0.5) for the cluster loss (``--cluster-margin``)
+DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.5, "perceptual": 0.2}
+#: the ranking margin of a preset that sets its own (Bordes et al. 2019, §3.4: their baseline P has m′ = 0.5)
+PRESET_MARGIN = {"projection": 0.5}
 #: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
 LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 #: the ``--visual`` modes that read a features file
@@ -78,7 +81,8 @@ class TrainConfig:
     lr_min: float = 1e-6
     #: Bordes et al.'s grounding terms added to the hinge loss (``--loss cluster`` / ``perceptual``)
     cluster_weight: float = 1.0
-    cluster_margin: float = 0.2
+    #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
+    cluster_margin: float = DEFAULT_MARGIN["cluster"]
     perceptual_weight: float = 1.0
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
     text_corpus: str | None = None
@@ -176,9 +180,14 @@ class TrainConfig:
 
     @property
     def resolved_margin(self) -> float:
-        """The margin of the ranking term(s): ``--margin``, else 0.05 for ``order`` and 0.2 otherwise."""
+        """The margin of the ranking term(s): ``--margin``, else a named preset's own (:data:`PRESET_MARGIN`:
+        0.5 for ``projection``), else 0.05 for ``order`` and 0.2 otherwise."""
         if self.margin is not None:
             return self.margin
+        named = {part.partition("=")[0].strip() for part in self.loss.split(",")}
+        preset = [PRESET_MARGIN[p] for p in PRESET_MARGIN if p in named]
+        if preset:
+            return preset[0]
         return DEFAULT_MARGIN["order"] if any(t == "order" for t, _ in self.loss_terms) else DEFAULT_MARGIN["hinge-sum"]
 
     @property
@@ -200,6 +209,8 @@ class TrainConfig:
         out["eval_semantic"] = list(self.eval_semantic)
         out["resolved"] = {"margin": self.resolved_margin, "lr_max": self.resolved_lr_max,
                            "loss_terms": {t: w for t, w in self.loss_terms}}
+        if any(t == "cluster" for t, _ in self.loss_terms):
+            out["resolved"]["cluster_margin"] = self.cluster_margin
         if self.needs_text:
             from benchbox.training.losses import TEXTUAL_TEMPERATURE  # torch: not imported with the CLI
 

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchbox.training.config import LOSS_PRESETS
+import pytest
+import torch
+
+from benchbox.errors import BenchboxError
+from benchbox.training.config import LOSS_PRESETS, TrainConfig
+from benchbox.training.losses import weighted_terms
 
 PROTOCOL_PAGE = Path(__file__).resolve().parents[2] / "docs" / "protocols.md"
+BASE = dict(encoder="char-gru", dataset="flickr8k")
 #: the table's weight columns → the ``--loss`` terms they weight
 COLUMNS = {"α_T": "textual", "α_P": "perceptual", "α_C": "cluster", "projection": "hinge-sum"}
 
@@ -31,3 +37,43 @@ def test_every_preset_has_the_weights_of_the_papers_table():
     assert set(table) == set(LOSS_PRESETS)
     for preset, terms in LOSS_PRESETS.items():
         assert dict(terms) == table[preset], preset
+
+
+def test_the_cluster_margin_is_the_papers_and_recorded():
+    config = TrainConfig(**BASE, visual="cluster", loss="bordes-c")
+    assert config.cluster_margin == 0.5 and config.to_dict()["resolved"]["cluster_margin"] == 0.5  # §3.4: m = 0.5
+    assert TrainConfig(**BASE, visual="cluster", loss="bordes-c", cluster_margin=0.3).to_dict()["resolved"][
+        "cluster_margin"] == 0.3
+    assert "cluster_margin" not in TrainConfig(**BASE, visual="random", loss="bordes-p").to_dict()["resolved"]
+    # the projection baseline P ranks with m′ = 0.5 unless --margin; other ranking terms keep 0.2 (0.05 order)
+    assert TrainConfig(**BASE, visual="random", loss="projection").to_dict()["resolved"]["margin"] == 0.5
+    assert TrainConfig(**BASE, visual="random", loss="projection,textual=1", text_corpus="c.txt").resolved_margin == 0.5
+    assert TrainConfig(**BASE, visual="random", loss="projection", margin=0.1).resolved_margin == 0.1
+    assert TrainConfig(**BASE, visual="random", loss="hinge-sum").resolved_margin == 0.2
+
+
+def test_the_cli_sets_the_cluster_margin(tmp_path):
+    from typer.testing import CliRunner
+
+    from benchbox.cli import app
+
+    result = CliRunner().invoke(app, ["train", "char-gru", "--dataset", "flickr8k", "--visual", "cluster", "--loss",
+                                      "bordes-c", "--cluster-margin", "-1", "--data-dir", str(tmp_path)])
+    assert isinstance(result.exception, BenchboxError) and "--cluster-margin must be ≥ 0" in str(result.exception)
+
+
+def test_the_cluster_loss_with_the_papers_margin_by_hand():
+    """L_C = Σ_anchors Σ_negatives max(0, m − cos(anchor, partner) + cos(anchor, negative)), m = 0.5, both ways,
+    on 3 visual items with two captions each (row i of ``anchors`` and ``partners``: item i)."""
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    partners = torch.tensor([[0.8, 0.6], [0.6, 0.8], [1.0, 0.0]])
+    cos = [[1 * 0.8, 0.6, 1.0], [0.6, 0.8, 0.0], [0.6 * 0.8 + 0.8 * 0.6, 0.6 * 0.6 + 0.8 * 0.8, 0.6]]
+    m = 0.5
+    expected = sum(max(0.0, m - cos[i][i] + cos[i][j]) + max(0.0, m - cos[j][j] + cos[i][j])
+                   for i in range(3) for j in range(3) if i != j)
+    config = TrainConfig(**BASE, visual="cluster", loss="bordes-c")
+    value = weighted_terms(config, anchors, None, partners, None)["cluster"]
+    # (i, j): anchor-side + partner-side violations: (0,1) .3+.3, (0,2) .7+.9, (1,0) .3+.3, (1,2) 0+0,
+    # (2,0) .86+.66, (2,1) .9+.7
+    assert expected == pytest.approx(5.92)
+    assert value.item() == pytest.approx(expected, abs=1e-6)
