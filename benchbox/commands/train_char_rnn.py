@@ -14,6 +14,7 @@ from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE,
                                        out_option)
 from benchbox.options import DEFAULT_SEED
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
+from benchbox.training.clips import ATTENTION_QUERIES, FRAMES
 from benchbox.training.config import DEFAULT_MARGIN, TrainConfig
 
 
@@ -26,9 +27,11 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
     def train(
         dataset: Annotated[str, typer.Option(help="flickr8k, coco, or msvd (video clips; needs --video-captions).")],
         features: Annotated[Optional[Path], typer.Option(help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features; or clip features (.npz/.h5, [clips, frames, dim]) for --visual frame, average or attention.")] = None,
-        visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the middle frame), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the caption's GloVe vectors through a learned projection).")] = "features",
+        visual: Annotated[str, typer.Option(help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the first frame; --frame middle), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the sum of the caption's GloVe vectors through a learned projection).")] = "features",
         video_captions: Annotated[Optional[Path], typer.Option(help="Folder of an MSVD-format video caption dataset, for --dataset msvd: AllVideoDescriptions.txt ('<video_id> <description>' lines) and the split lists train.txt, dev.txt.")] = None,
         vectors: VECTORS = None,
+        frame: Annotated[str, typer.Option(help="--visual frame's frame: first (Bordes et al.'s F, v = i_1) or middle.")] = FRAMES[0],
+        attention_query: Annotated[str, typer.Option(help="--visual attention's query of a caption: sum (Bordes et al.'s Σ_w u_w) or mean of its known words' vectors.")] = ATTENTION_QUERIES[0],
         hidden: Annotated[int, typer.Option(help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.", callback=AT_LEAST_1)] = 1024,
         epochs: Annotated[int, typer.Option(help="Training epochs.", callback=AT_LEAST_1)] = 32,
         cycle_epochs: Annotated[int, typer.Option(help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.", callback=AT_LEAST_1)] = 4,
@@ -56,6 +59,7 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
             video_captions=str(video_captions) if video_captions else None, word_vectors=vectors,
+            frame=frame, attention_query=attention_query,
             hidden=hidden, epochs=epochs, cycle_epochs=cycle_epochs, batch_size=batch_size, loss=loss, margin=margin,
             cluster_margin=cluster_margin,
             text_corpus=str(text_corpus) if text_corpus else None,

@@ -30,7 +30,7 @@ from typing import Any
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.options import DEFAULT_SEED, check_number
-from benchbox.training.clips import CLIP_VISUALS
+from benchbox.training.clips import ATTENTION_QUERIES, CLIP_VISUALS, FRAMES
 from benchbox.training.data import VISUAL_MODES
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET
 
@@ -70,6 +70,10 @@ class TrainConfig:
     video_captions: str | None = None
     #: the fixed word vectors of ``--visual attention`` (None: the packaged GloVe 6B 50-d)
     word_vectors: str | None = None
+    #: F's frame (``--visual frame``): Bordes et al.'s first, or the middle one (:data:`FRAMES`)
+    frame: str = FRAMES[0]
+    #: T's query (``--visual attention``): Bordes et al.'s sum of word vectors, or their mean (:data:`ATTENTION_QUERIES`)
+    attention_query: str = ATTENTION_QUERIES[0]
     hidden: int = 1024
     epochs: int = 32
     cycle_epochs: int = 4
@@ -136,6 +140,12 @@ class TrainConfig:
                                 f"{self.dataset}")
         if self.word_vectors and self.visual != "attention":
             raise BenchboxError(f"--vectors drives --visual attention only, not --visual {self.visual}")
+        for flag, value, choices, visual in (("--frame", self.frame, FRAMES, "frame"),
+                                             ("--attention-query", self.attention_query, ATTENTION_QUERIES, "attention")):
+            if value not in choices:
+                raise BenchboxError(f"{flag} must be one of {', '.join(choices)}, not {value!r}")
+            if value != choices[0] and self.visual != visual:
+                raise BenchboxError(f"{flag} {value} is only read with --visual {visual}, not --visual {self.visual}")
         if self.visual == "attention" and not any(t in VISUAL_TERMS for t, _ in terms):
             raise BenchboxError(f"--visual attention learns its projection through a term that reads the visual side "
                                 f"({', '.join(VISUAL_TERMS)}); --loss {self.loss} has none")
@@ -222,6 +232,9 @@ class TrainConfig:
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in raw.items() if k in names}
         values["eval_semantic"] = tuple(values.get("eval_semantic") or ())
+        # runs recorded before --frame and --attention-query existed took the middle frame and the mean query
+        values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
+        values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:

@@ -1,14 +1,20 @@
-"""Bordes et al. (2019)'s models as published: the presets against the paper's Table 2 as quoted in
-docs/protocols.md#bordes-models (the markdown table is parsed, so docs and code cannot drift)."""
+"""Bordes et al. (2019)'s models as published (docs/protocols.md#bordes-models): the presets against the paper's
+Table 2 as quoted there (the markdown table is parsed, so docs and code cannot drift), the margins of its §3.4,
+and its video context models F (first frame) and T (attention queried by the sum of the word vectors), §2.3."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
+from benchbox.data.clip_features import Clips
+from benchbox.encoders.frame_attention import FrameAttention
 from benchbox.errors import BenchboxError
+from benchbox.training.clips import caption_queries, fixed_clip_vectors, make_query_encoder
 from benchbox.training.config import LOSS_PRESETS, TrainConfig
 from benchbox.training.losses import weighted_terms
 
@@ -77,3 +83,51 @@ def test_the_cluster_loss_with_the_papers_margin_by_hand():
     # (2,0) .86+.66, (2,1) .9+.7
     assert expected == pytest.approx(5.92)
     assert value.item() == pytest.approx(expected, abs=1e-6)
+
+
+# ---------------------------------------------------------------- the video context: F and T (§2.3)
+def test_F_is_the_first_frame_and_the_middle_one_a_recorded_choice():
+    frames = np.array([[[1, 1], [2, 2], [3, 3]], [[4, 4], [5, 5], [9, 9]]], np.float32)  # clip 1: 2 frames + padding
+    clips = Clips(frames, np.array([3, 2]))
+    np.testing.assert_array_equal(fixed_clip_vectors("frame", clips), [[1, 1], [4, 4]])  # v = i_1
+    np.testing.assert_array_equal(fixed_clip_vectors("frame", clips, "middle"), [[2, 2], [4, 4]])  # ⌊(n − 1)/2⌋
+    clip_run = dict(BASE, dataset="msvd", video_captions="v", features="clips.npz", visual="frame")
+    assert TrainConfig(**clip_run).to_dict()["frame"] == "first"
+    stored = TrainConfig(**clip_run, frame="middle").to_dict()
+    assert stored["frame"] == "middle" and TrainConfig.from_dict(stored).frame == "middle"
+    legacy = {k: v for k, v in stored.items() if k != "frame"}  # a run recorded before --frame took the middle
+    assert TrainConfig.from_dict(legacy).frame == "middle"
+    with pytest.raises(BenchboxError, match="--frame must be one of first, middle, not 'last'"):
+        TrainConfig(**clip_run, frame="last")
+    with pytest.raises(BenchboxError, match="--frame middle is only read with --visual frame, not --visual average"):
+        TrainConfig(**{**clip_run, "visual": "average"}, frame="middle")
+
+
+def test_T_attends_with_the_sum_of_the_word_vectors_by_hand(tmp_path):
+    """β_k = softmax_k(⟨Σ_w u_w, N·i_k⟩) on "A dog runs fast ." (three known words; "a" and "." unknown)."""
+    words = tmp_path / "words.txt"
+    words.write_text("dog 1 0\nruns 0 2\nfast 1 1\n")
+    encoder = make_query_encoder(str(words))
+    query = caption_queries(["A dog runs fast ."], encoder)
+    np.testing.assert_allclose(query, [[2, 3]])  # (1, 0) + (0, 2) + (1, 1)
+    np.testing.assert_allclose(caption_queries(["A dog runs fast ."], encoder, "mean"), [[2 / 3, 1]], rtol=1e-6)
+    attention = FrameAttention(2, 2)
+    with torch.no_grad():
+        attention.project.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 0.5]]))  # N·q = (2, 1.5)
+    frames = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]])  # i_1, i_2, i_3
+    scores = [2.0, 1.5, 3.5]  # ⟨N q, i_k⟩
+    expected = [math.exp(s) / sum(math.exp(t) for t in scores) for s in scores]
+    beta = attention.weights(frames, torch.tensor([3]), torch.from_numpy(query))
+    np.testing.assert_allclose(beta[0].detach().numpy(), expected, rtol=1e-6)
+    assert expected[2] == pytest.approx(0.7361, abs=1e-4)
+
+
+def test_the_attention_query_is_recorded_and_checked():
+    clip_run = dict(BASE, dataset="msvd", video_captions="v", features="clips.npz", visual="attention",
+                    loss="projection")
+    assert TrainConfig(**clip_run).to_dict()["attention_query"] == "sum"
+    stored = TrainConfig(**clip_run, attention_query="mean").to_dict()
+    assert TrainConfig.from_dict(stored).attention_query == "mean"
+    assert TrainConfig.from_dict({k: v for k, v in stored.items() if k != "attention_query"}).attention_query == "mean"
+    with pytest.raises(BenchboxError, match="--attention-query mean is only read with --visual attention"):
+        TrainConfig(**{**clip_run, "visual": "frame"}, attention_query="mean")
