@@ -13,10 +13,11 @@ evaluation", ACL; the Microsoft Research Video Description corpus), for training
   Venugopalan et al. 2015) is not part of the corpus file: write it, or any other, as these lists.
 
 The result is a :class:`benchbox.data.captions.CaptionSplit` like Flickr8k's: the split list's clips in its order,
-each with its first five descriptions in file order (MSVD has about 40 per clip; as MSCOCO images keep their
-first five) — caption k of clip i at row 5i + k — with Merkx's `` .`` appended to a description that does
-not end with a full stop, as for Flickr8k. A malformed line, a listed clip with fewer than five descriptions, or
-a missing file is one line naming it.
+each with its first five descriptions in file order (MSVD has about 41 per clip, all of which Bordes et al. 2019
+use: a departure, docs/protocols.md#bordes-models; as MSCOCO images keep their first five) — caption k of clip i
+at row 5i + k — with Merkx's `` .`` appended to a description that does not end with a full stop, as for
+Flickr8k. A malformed line, a listed clip with fewer than five descriptions, or a missing file is one line
+naming it.
 """
 
 from __future__ import annotations

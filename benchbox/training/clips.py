@@ -1,13 +1,18 @@
 """The visual vector of a video clip under Bordes et al.'s clip models (docs/protocols.md#video-context), from
 its frames (:mod:`benchbox.data.clip_features`):
 
-- ``--visual frame`` (F, one frame): the clip's middle frame, row ⌊(n − 1)/2⌋ of its n frames;
+- ``--visual frame`` (F, one frame): the clip's first frame, v = i_1 as Bordes et al. (2019, §2.3) define F
+  (``--frame first``, the default), or its middle frame, row ⌊(n − 1)/2⌋ of its n frames (``--frame middle``,
+  a recorded variant: :data:`FRAMES`);
 - ``--visual average`` (A): the mean of its n frames;
 - ``--visual attention`` (T): the frames weighted by a softmax attention whose scores come from the caption's
   fixed word vectors through a learned projection (:class:`benchbox.encoders.frame_attention.FrameAttention`);
-  the query of a caption is its GloVe bag of words (:func:`caption_queries`), so a clip has one vector per
-  caption while training. Where one vector per clip is needed (dev retrieval for snapshot selection, structure
-  measures) the query is the mean of the queries of the clip's captions (:func:`clip_queries`);
+  the query of a caption is the sum of its known words' GloVe vectors, Σ_w u_w, as in Bordes et al.'s
+  β_k = softmax_k(⟨Σ_w u_w, N·i_k⟩) (``--attention-query sum``, the default), or their mean (``--attention-query
+  mean``, a recorded variant: :data:`ATTENTION_QUERIES`; the softmax is then |w| times flatter for a
+  |w|-word caption) (:func:`caption_queries`), so a clip has one vector per caption while training. Where one
+  vector per clip is needed (dev retrieval for snapshot selection, structure measures) the query is the mean of
+  the queries of the clip's captions (:func:`clip_queries`);
 - R (random anchors, the control) is ``--visual random``: a fixed random vector per clip id
   (:func:`benchbox.training.data.random_anchors`), whatever the frames.
 
@@ -28,6 +33,15 @@ if TYPE_CHECKING:
 
 #: the ``--visual`` modes that read a clip's frames: Bordes et al.'s F, A and T
 CLIP_VISUALS = ("frame", "average", "attention")
+#: F's frame (``--frame``): Bordes et al.'s first (the default) or the middle one
+FRAMES = ("first", "middle")
+#: T's query of a caption (``--attention-query``): Bordes et al.'s sum of its word vectors (the default) or their mean
+ATTENTION_QUERIES = ("sum", "mean")
+
+
+def first_frame(clips: Clips) -> np.ndarray:
+    """[N, D]: each clip's first frame, i_1 (row 0)."""
+    return clips.frames[:, 0].copy()
 
 
 def middle_frame(clips: Clips) -> np.ndarray:
@@ -41,9 +55,12 @@ def average_frames(clips: Clips) -> np.ndarray:
     return (sums / clips.counts[:, None]).astype(np.float32)
 
 
-def fixed_clip_vectors(visual: str, clips: Clips) -> np.ndarray:
-    """The vectors of the clip models with no learned part: ``frame`` (F) or ``average`` (A)."""
-    return middle_frame(clips) if visual == "frame" else average_frames(clips)
+def fixed_clip_vectors(visual: str, clips: Clips, frame: str = FRAMES[0]) -> np.ndarray:
+    """The vectors of the clip models with no learned part: ``frame`` (F, the ``frame`` of :data:`FRAMES`) or
+    ``average`` (A)."""
+    if visual != "frame":
+        return average_frames(clips)
+    return first_frame(clips) if frame == "first" else middle_frame(clips)
 
 
 def make_query_encoder(word_vectors: str | os.PathLike | None) -> GloveBowEncoder:
@@ -54,10 +71,22 @@ def make_query_encoder(word_vectors: str | os.PathLike | None) -> GloveBowEncode
     return GloveBowEncoder(vectors=word_vectors)
 
 
-def caption_queries(captions: list[str], encoder: GloveBowEncoder) -> np.ndarray:
-    """[n, d_q]: T's fixed query of every caption, the mean of its known words' vectors (``glove-bow``:
-    lower-cased whitespace tokens for GloVe 6B, unknown words skipped, zero when none is known)."""
-    return encoder.encode(captions, batch_size=1024)
+def caption_queries(captions: list[str], encoder: GloveBowEncoder, query: str = ATTENTION_QUERIES[0]) -> np.ndarray:
+    """[n, d_q]: T's fixed query of every caption (:data:`ATTENTION_QUERIES`), the sum or the mean of its known
+    words' vectors (``glove-bow``'s words: lower-cased whitespace tokens for GloVe 6B, unknown words skipped,
+    zero when none is known); the sum is the mean times the number of known words, in float64."""
+    means = encoder.encode(captions, batch_size=1024)
+    if query == "mean":
+        return means
+    return (means * known_words(captions, encoder)[:, None].astype(np.float64)).astype(np.float32)
+
+
+def known_words(captions: list[str], encoder: GloveBowEncoder) -> np.ndarray:
+    """[n]: how many of each caption's tokens ``encoder`` knows, tokenised as ``glove-bow`` does (whitespace
+    tokens, lower-cased for an uncased vocabulary; an empty caption is the one token ".")."""
+    vocabulary = encoder.word_vectors.index
+    return np.array([sum(token in vocabulary for token in (c.lower() if encoder.lowercase else c).split() or ["."])
+                     for c in captions], dtype=np.int64)
 
 
 def query_record(encoder: GloveBowEncoder) -> dict[str, Any]:

@@ -13,10 +13,12 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   ``order`` and ``perceptual`` need a visual side (``--visual features``, ``random`` or a clip model ``frame``,
   ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs
   ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
-- a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with unit weights — ``bordes-c`` (M_c,
-  cluster), ``bordes-p`` (M_p, perceptual), ``bordes-b`` (M_b, both) — and ``projection`` (their baseline P, a
-  ranking loss toward the visual space: our ``hinge-sum``); alone, a preset has α_T = 0. A preset may stand
-  for its terms inside a combination: ``bordes-b,textual=0.5`` is M(α_T = 0.5, α_P = 1, α_C = 1).
+- a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with the weights of their Table 2 —
+  ``bordes-c`` (M_c = M(0, 0, 1), cluster), ``bordes-p`` (M_p = M(0, 1, 0), perceptual), ``bordes-b``
+  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, a ranking loss toward the visual space: our
+  ``hinge-sum``, margin m′ = 0.5); alone, a preset has α_T = 0 (docs/protocols.md#bordes-models quotes the
+  table). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
+  M(α_T = 0.5, α_P = 0.1, α_C = 1).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.options import DEFAULT_SEED, check_number
-from benchbox.training.clips import CLIP_VISUALS
+from benchbox.training.clips import ATTENTION_QUERIES, CLIP_VISUALS, FRAMES
 from benchbox.training.data import VISUAL_MODES
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET
 
@@ -38,15 +40,18 @@ LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
 TERMS = (*LOSSES, "textual")
 #: terms that read the visual side of a caption (not ``cluster``, which compares captions, nor ``textual``)
 VISUAL_TERMS = ("hinge-sum", "hinge-max", "order", "perceptual")
-#: Bordes et al. (2019)'s named settings: preset → (term, weight) pairs
+#: Bordes et al. (2019)'s named models, their Table 2 and §4.2 (M_A^p(α_T, α_P, α_C)): preset → (term, weight)
 LOSS_PRESETS = {
     "bordes-c": (("cluster", 1.0),),
     "bordes-p": (("perceptual", 1.0),),
-    "bordes-b": (("cluster", 1.0), ("perceptual", 1.0)),
+    "bordes-b": (("cluster", 1.0), ("perceptual", 0.1)),
     "projection": (("hinge-sum", 1.0),),
 }
-#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss
-DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.2, "perceptual": 0.2}
+#: default margins: Merkx & Frank (0.2) for the hinge losses, Vendrov et al. (0.05) for the order loss, Bordes
+#: et al. (2019, §3.4: m = 0.5) for the cluster loss (``--cluster-margin``)
+DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.5, "perceptual": 0.2}
+#: the ranking margin of a preset that sets its own (Bordes et al. 2019, §3.4: their baseline P has m′ = 0.5)
+PRESET_MARGIN = {"projection": 0.5}
 #: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
 LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 #: the ``--visual`` modes that read a features file
@@ -65,6 +70,10 @@ class TrainConfig:
     video_captions: str | None = None
     #: the fixed word vectors of ``--visual attention`` (None: the packaged GloVe 6B 50-d)
     word_vectors: str | None = None
+    #: F's frame (``--visual frame``): Bordes et al.'s first, or the middle one (:data:`FRAMES`)
+    frame: str = FRAMES[0]
+    #: T's query (``--visual attention``): Bordes et al.'s sum of word vectors, or their mean (:data:`ATTENTION_QUERIES`)
+    attention_query: str = ATTENTION_QUERIES[0]
     hidden: int = 1024
     epochs: int = 32
     cycle_epochs: int = 4
@@ -76,7 +85,8 @@ class TrainConfig:
     lr_min: float = 1e-6
     #: Bordes et al.'s grounding terms added to the hinge loss (``--loss cluster`` / ``perceptual``)
     cluster_weight: float = 1.0
-    cluster_margin: float = 0.2
+    #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
+    cluster_margin: float = DEFAULT_MARGIN["cluster"]
     perceptual_weight: float = 1.0
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
     text_corpus: str | None = None
@@ -130,6 +140,12 @@ class TrainConfig:
                                 f"{self.dataset}")
         if self.word_vectors and self.visual != "attention":
             raise BenchboxError(f"--vectors drives --visual attention only, not --visual {self.visual}")
+        for flag, value, choices, visual in (("--frame", self.frame, FRAMES, "frame"),
+                                             ("--attention-query", self.attention_query, ATTENTION_QUERIES, "attention")):
+            if value not in choices:
+                raise BenchboxError(f"{flag} must be one of {', '.join(choices)}, not {value!r}")
+            if value != choices[0] and self.visual != visual:
+                raise BenchboxError(f"{flag} {value} is only read with --visual {visual}, not --visual {self.visual}")
         if self.visual == "attention" and not any(t in VISUAL_TERMS for t, _ in terms):
             raise BenchboxError(f"--visual attention learns its projection through a term that reads the visual side "
                                 f"({', '.join(VISUAL_TERMS)}); --loss {self.loss} has none")
@@ -174,9 +190,14 @@ class TrainConfig:
 
     @property
     def resolved_margin(self) -> float:
-        """The margin of the ranking term(s): ``--margin``, else 0.05 for ``order`` and 0.2 otherwise."""
+        """The margin of the ranking term(s): ``--margin``, else a named preset's own (:data:`PRESET_MARGIN`:
+        0.5 for ``projection``), else 0.05 for ``order`` and 0.2 otherwise."""
         if self.margin is not None:
             return self.margin
+        named = {part.partition("=")[0].strip() for part in self.loss.split(",")}
+        preset = [PRESET_MARGIN[p] for p in PRESET_MARGIN if p in named]
+        if preset:
+            return preset[0]
         return DEFAULT_MARGIN["order"] if any(t == "order" for t, _ in self.loss_terms) else DEFAULT_MARGIN["hinge-sum"]
 
     @property
@@ -198,6 +219,8 @@ class TrainConfig:
         out["eval_semantic"] = list(self.eval_semantic)
         out["resolved"] = {"margin": self.resolved_margin, "lr_max": self.resolved_lr_max,
                            "loss_terms": {t: w for t, w in self.loss_terms}}
+        if any(t == "cluster" for t, _ in self.loss_terms):
+            out["resolved"]["cluster_margin"] = self.cluster_margin
         if self.needs_text:
             from benchbox.training.losses import TEXTUAL_TEMPERATURE  # torch: not imported with the CLI
 
@@ -209,6 +232,9 @@ class TrainConfig:
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in raw.items() if k in names}
         values["eval_semantic"] = tuple(values.get("eval_semantic") or ())
+        # runs recorded before --frame and --attention-query existed took the middle frame and the mean query
+        values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
+        values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:

@@ -28,8 +28,8 @@ import numpy as np
 
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
-from benchbox.training.clips import (CLIP_VISUALS, caption_queries, fixed_clip_vectors, make_query_encoder,
-                                     query_record)
+from benchbox.training.clips import (ATTENTION_QUERIES, CLIP_VISUALS, FRAMES, caption_queries, fixed_clip_vectors,
+                                     make_query_encoder, query_record)
 from benchbox.training.text_corpus import TextCorpus, load_text_corpus
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET, load_video_captions
 
@@ -87,10 +87,13 @@ def load_split(
     max_captions: int | None = None,
     video_captions: str | os.PathLike | None = None,
     query_encoder: GloveBowEncoder | None = None,
+    frame: str = FRAMES[0],
+    attention_query: str = ATTENTION_QUERIES[0],
 ) -> SplitData:
     """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images.
     ``video_captions``: the folder of ``--dataset msvd``; ``query_encoder``: T's fixed sentence encoder
-    (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s)."""
+    (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s); ``frame``: F's frame,
+    ``attention_query``: T's query (:mod:`benchbox.training.clips`)."""
     from benchbox.data.captions import load_caption_dataset
 
     if visual not in VISUAL_MODES:
@@ -117,9 +120,9 @@ def load_split(
 
         clips = load_clips(features, image_ids)
         if visual == "attention":
-            fixed = caption_queries(captions, query_encoder or make_query_encoder(None))
+            fixed = caption_queries(captions, query_encoder or make_query_encoder(None), attention_query)
             return SplitData(image_ids, captions, None, sources, clips=clips, queries=fixed)
-        vectors = fixed_clip_vectors(visual, clips)
+        vectors = fixed_clip_vectors(visual, clips, frame)
     elif visual == "features":
         if features is None:
             raise BenchboxError("--visual features needs --features FILE (or use --visual cluster / random)")
@@ -180,7 +183,8 @@ def load_training_data(config: TrainConfig) -> TrainingData:
     text = load_text_corpus(config.text_corpus, batch_size=config.batch_size) if config.text_corpus else None
     queries = make_query_encoder(config.word_vectors) if config.visual == "attention" else None
     split = dict(visual=config.visual, features=config.features, seed=config.seed,
-                 video_captions=config.video_captions, query_encoder=queries)
+                 video_captions=config.video_captions, query_encoder=queries, frame=config.frame,
+                 attention_query=config.attention_query)
     train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
     dev = load_split(data, config.dataset, "dev", **split)
     if len(train.image_ids) < config.batch_size:

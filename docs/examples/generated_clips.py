@@ -65,9 +65,10 @@ def analyse(folder: Path, runs: list[str]) -> None:
     clips = load_clips(folder / "clips.npz", dev.image_ids)
     planted = np.load(folder / "planted.npy")[TRAIN:]
     shown = clips.frames[np.arange(len(planted)), planted]
-    queries = clip_queries(caption_queries(dev.captions, make_query_encoder(folder / "words.txt")), 5)
+    words = make_query_encoder(folder / "words.txt")
     for run in runs:
         manifest = json.loads((Path(run) / "manifest.json").read_text())
+        queries = clip_queries(caption_queries(dev.captions, words, manifest["config"].get("attention_query", "mean")), 5)
         best = max(manifest["snapshots"], key=lambda s: s["score"])["dev"]
         encoder = load_encoder(run)
         line = (f"{run}: t2i_r10 {best['t2i_r10']:.1f} i2t_r10 {best['i2t_r10']:.1f} "

@@ -1,4 +1,4 @@
-"""Video context (issue #30): clip-features files, Bordes et al.'s clip models F (middle frame), A (frame average),
+"""Video context (issue #30): clip-features files, Bordes et al.'s clip models F (first frame), A (frame average),
 T (sentence-driven attention over frames) and R (random anchors), MSVD-format captions, and training on
 generated clips."""
 
@@ -19,7 +19,7 @@ from benchbox.encoders.frame_attention import FrameAttention
 from benchbox.errors import BenchboxError
 from benchbox.data.image_features import load_features, save_features
 from benchbox.training.clips import (attended_clip_vectors, average_frames, caption_queries, clip_queries,
-                                     make_query_encoder, middle_frame)
+                                     first_frame, make_query_encoder, middle_frame)
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import SplitData, TrainingData, random_anchors
 from benchbox.training.distributed import Distributed
@@ -163,7 +163,7 @@ def test_on_clips_of_one_frame_F_A_and_T_are_the_frame_exactly():
     attention = FrameAttention(3, 7)
     torch.nn.init.normal_(attention.project.weight)
     queries = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
-    for vectors in (middle_frame(clips), average_frames(clips), attended_clip_vectors(attention, clips, queries)):
+    for vectors in (first_frame(clips), middle_frame(clips), average_frames(clips), attended_clip_vectors(attention, clips, queries)):
         np.testing.assert_array_equal(vectors, frames[:, 0])
 
 
@@ -315,7 +315,7 @@ def test_F_A_T_R_train_on_generated_clips_and_are_recorded(tmp_path):
         assert (manifest["data"]["word_vectors"] is not None) == (visual == "attention")
     ids = runs["frame"].data.train.image_ids
     stacked = np.stack([frames[i] for i in ids])
-    np.testing.assert_array_equal(runs["frame"].data.train.visual, stacked[:, 1])  # 4 frames: the middle is row 1
+    np.testing.assert_array_equal(runs["frame"].data.train.visual, stacked[:, 0])  # F: the first frame, v = i_1
     np.testing.assert_allclose(runs["average"].data.train.visual, stacked.mean(axis=1), rtol=1e-6)
     np.testing.assert_array_equal(runs["random"].data.train.visual, random_anchors(ids, runs["random"].config.seed))
     attention = runs["attention"]

@@ -21,7 +21,7 @@ BASE = dict(encoder="char-gru", dataset="flickr8k")
     ("cluster", "cluster", (("cluster", 1.0),)),
     ("perceptual", "random", (("hinge-sum", 1.0), ("perceptual", 1.0))),
     ("bordes-c", "cluster", (("cluster", 1.0),)),
-    ("bordes-b", "random", (("cluster", 1.0), ("perceptual", 1.0))),
+    ("bordes-b", "random", (("cluster", 1.0), ("perceptual", 0.1))),
     ("projection", "random", (("hinge-sum", 1.0),)),
     ("cluster=1,perceptual=0.1,hinge-sum=1", "random", (("cluster", 1.0), ("perceptual", 0.1), ("hinge-sum", 1.0))),
     (" cluster = 2 ", "cluster", (("cluster", 2.0),)),
@@ -70,12 +70,12 @@ def test_weighted_terms_are_the_weighted_losses_and_keep_the_single_names_identi
     config = TrainConfig(**BASE, visual="random", loss="cluster=1,perceptual=0.1,hinge-sum=2")
     terms = weighted_terms(config, captions, images, partners, visual)
     assert list(terms) == ["cluster", "perceptual", "hinge-sum"]
-    assert terms["cluster"] == losses.cluster_loss(captions, partners, 0.2)
+    assert terms["cluster"] == losses.cluster_loss(captions, partners, 0.5)
     assert torch.allclose(terms["perceptual"], 0.1 * losses.perceptual_loss(captions, visual))
     assert torch.allclose(terms["hinge-sum"], 2 * losses.hinge_sum(captions @ images.t(), 0.2))
     # the former single names: hinge + cluster toward the visual side; under --visual cluster, hinge on partners
     legacy = weighted_terms(TrainConfig(**BASE, visual="random", loss="cluster"), captions, images, partners, None)
-    assert sum(legacy.values()) == losses.hinge_sum(captions @ images.t(), 0.2) + losses.cluster_loss(captions, partners, 0.2)
+    assert sum(legacy.values()) == losses.hinge_sum(captions @ images.t(), 0.2) + losses.cluster_loss(captions, partners, 0.5)
     on_partners = weighted_terms(TrainConfig(**BASE, visual="cluster"), captions, None, partners, None)
     assert on_partners["hinge-sum"] == losses.hinge_sum(captions @ partners.t(), 0.2)
 

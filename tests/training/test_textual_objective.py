@@ -156,7 +156,7 @@ def test_textual_loss_falls_when_neighbours_move_together():
 
 @pytest.mark.parametrize("spec, terms", [
     ("bordes-c,textual=0.5", (("cluster", 1.0), ("textual", 0.5))),
-    ("textual=2, bordes-b", (("textual", 2.0), ("cluster", 1.0), ("perceptual", 1.0))),
+    ("textual=2, bordes-b", (("textual", 2.0), ("cluster", 1.0), ("perceptual", 0.1))),
     ("hinge-sum=1,textual=1", (("hinge-sum", 1.0), ("textual", 1.0))),
     ("projection,cluster=0.5", (("hinge-sum", 1.0), ("cluster", 0.5))),
 ])
