@@ -144,7 +144,6 @@ def _direction_forward(ids: torch.Tensor, sizes: list[int], table: torch.Tensor,
             out[t, rows:] = 0
         h = out[t]
     return out, coef, gates[..., n:]
-    return out, coef, update
 
 
 def _direction_backward(grad_out: torch.Tensor, ids: torch.Tensor, sizes: list[int], vocab: int,

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from benchbox.encoders.sbert import digest_folder
-from benchbox.encoders.towers import TextImageTowers
+from benchbox.encoders.towers import TextImageTowers, warn_half_precision_on_cpu
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
 
