@@ -106,6 +106,7 @@ def test_writer_is_strict_and_keeps_full_precision(tmp_path, capsys):
 # ------------------------------------------------------------------ strict JSON from every command
 
 
+@pytest.mark.slow
 def test_eval_and_list_json_are_strict_under_force_color(tmp_path):
     (tmp_path / "empty").mkdir()
     proc = _cli("eval", "glove-bow", "-t", "stsb-cosine", "--bootstrap", "0", "--data-dir", str(tmp_path / "empty"),

@@ -43,6 +43,7 @@ def _signal_when_ready(kind: str, *checkpoint: str) -> subprocess.CompletedProce
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("on_disk", ["no checkpoint kept", "none yet", "one written"])
 def test_sigterm_inside_a_long_tensor_call_ends_the_process_within_the_grace(tmp_path, on_disk):
     """... and says what is on disk to resume from (issue #27: it claimed a checkpoint before the first one)."""

@@ -28,6 +28,7 @@ def three_runs(tmp_path):
             make_run(tmp_path, "bad", 2.0, 6, 0.70))
 
 
+@pytest.mark.slow
 def test_family_all_corrects_over_every_pair_and_pair_within_each(three_runs):
     specs = list(map(str, three_runs))
     every = compare(specs, ["sts12", "mr"], n_boot=50).table

@@ -990,6 +990,7 @@ def _constant_neighbours(tmp: Path):
 
 # --- the test ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hostile", CASES, ids=[c.id for c in CASES])
 def test_hostile_input_is_one_line_and_writes_nothing(hostile, tmp_path, capsys):
     from benchbox.registry import ENCODERS

@@ -125,6 +125,7 @@ def _table_lines(stdout: str) -> list[str]:
     return lines[start:end]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [None, "140"])
 def test_compare_cli_fits_piped_output_and_the_terminal(columns):
     """Piped output (rich: 80 columns) and a 140-column terminal: every row whole on one line."""

@@ -71,6 +71,7 @@ def manifests(folder: Path) -> list[dict]:
             if (run / "manifest.json").is_file()]
 
 
+@pytest.mark.slow
 def test_one_task_option_is_a_flag_of_describe_eval_compare_and_a_study(plugin, tmp_path):
     described = benchbox(plugin, "describe", "flagged-norms")
     assert described.returncode == 0, described.stderr
@@ -103,6 +104,7 @@ def test_one_task_option_is_a_flag_of_describe_eval_compare_and_a_study(plugin, 
     assert [m["tasks"]["flagged-norms"]["options"] for m in cells] == [{"min_chars": 5}] * 2
 
 
+@pytest.mark.slow
 def test_a_study_checks_its_task_flags_before_any_cell(plugin, tmp_path):
     def check(head: str) -> str:
         study = tmp_path / "study.toml"

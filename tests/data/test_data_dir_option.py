@@ -16,6 +16,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_a_nonexistent_data_dir_is_refused_before_any_work(tmp_path, command):
     missing = tmp_path / "no such root"

@@ -204,6 +204,7 @@ def test_onednn_and_blas_products_agree():
         torch.testing.assert_close(mine, theirs, rtol=1e-5, atol=1e-5 * float(theirs.abs().max()))
 
 
+@pytest.mark.slow
 def test_gru_scan_gradients_are_exact():
     """The hand-written backward of the bidirectional GRU scan (both directions, captions of different lengths,
     rows dropping out as their captions end) against finite differences, in double precision."""

@@ -206,6 +206,7 @@ def test_missing_and_unreadable_images_are_one_line(models, tmp_path):
         run_tasks(encoder, ["retrieval"], data_dir=root, options=TaskOptions(flags={"features": "f.npy"}), cache=False)
 
 
+@pytest.mark.slow
 def test_cli_eval_with_an_image_folder(models, flickr, tmp_path):
     root, ids = flickr
     moved = tmp_path / "elsewhere"

@@ -297,6 +297,7 @@ def _msvd_clips(tmp_path: Path) -> tuple[Path, Path, Path, dict[str, np.ndarray]
     return folder, tmp_path / "clips.npz", words, features
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_F_A_T_R_train_on_generated_clips_and_are_recorded(tmp_path):
     folder, clips_file, words, frames = _msvd_clips(tmp_path)
@@ -323,6 +324,7 @@ def test_F_A_T_R_train_on_generated_clips_and_are_recorded(tmp_path):
     assert attention.data.word_vectors["dim"] == DIM
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_a_stopped_and_resumed_T_run_equals_an_uninterrupted_one(tmp_path):
     """T's projection is part of the model: checkpointed, restored and trained on as if never stopped."""
@@ -340,6 +342,7 @@ def test_a_stopped_and_resumed_T_run_equals_an_uninterrupted_one(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_on_an_image_features_file_F_A_and_T_train_exactly_as_features(tmp_path):
     """Clips of one frame: F, A and T are the frame, T's attention gets no gradient (one frame: weight 1), so
@@ -383,6 +386,7 @@ def test_bad_video_options_are_clear_errors(options, message):
      "error: --visual must be one of features, cluster, random, frame, average, attention, not 'middle'"),
     (["--dataset", "msvd", "--visual", "random"], "error: --dataset msvd needs --video-captions DIR"),
 ])
+@pytest.mark.slow
 def test_a_bad_video_option_on_the_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
     done = subprocess.run([sys.executable, "-m", "benchbox", "train", "char-gru", "--hidden", "4", *args,
                            "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)

@@ -210,6 +210,7 @@ def test_html_is_self_contained_accessible_and_escaped(runs, layout_runs, tmp_pa
     assert _cell(_metric(runs["glove"], "sickr-cosine")) in html
 
 
+@pytest.mark.slow
 def test_reports_are_byte_identical_across_renders(runs, layout_runs, tmp_path):
     sources = [runs["glove"], runs["evil"], layout_runs["eval"], layout_runs["train"], layout_runs["small"]]
     for fmt in ("md", "html"):

@@ -142,6 +142,7 @@ def _null_p_values(draws: int, rho: float, seed: int, shift: float = 0.0):
     return np.array(cr2_p), np.array(flip_p), np.array(dfs)
 
 
+@pytest.mark.slow
 def test_size_with_the_real_clusters():
     """26 semantic rows, 14 clusters (one holds 11 rows and 42% of the weight), y ~ N(0, v): 2000 null draws.
     For the record, the old Hedges–Tipton–Jackson CR1 variance (factor m/(m − 1), t on m − 1 = 13 df) rejected
@@ -159,6 +160,7 @@ def test_size_with_the_real_clusters():
             assert 3.0 < dfs.min() and dfs.max() < 4, (dfs.min(), dfs.max())
 
 
+@pytest.mark.slow
 def test_sign_flip_size_with_the_real_clusters():
     """The same 2000 null draws through the sign-flip test (all 2^14 = 16,384 patterns; the exact size with
     fixed weights and symmetric independent cluster sums is 818/16,384 = 4.99%): measured 5.3% with

@@ -190,6 +190,7 @@ def test_compare_tests_subsets_with_shared_sentences_by_the_jackknife(tmp_path):
     assert rows.loc[("sts12", "MSRvid", "spearman"), "test"] == "williams"
 
 
+@pytest.mark.slow
 def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
     a = _reuse_run(tmp_path, "a", 1.0, seed=1)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2)
@@ -225,6 +226,7 @@ def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
         compare([str(a), str(b)], ["sts12"], item_dependence="clustered")
 
 
+@pytest.mark.slow
 def test_the_report_says_how_correlation_rows_were_tested(tmp_path):
     import benchbox
     from benchbox.reports import significance

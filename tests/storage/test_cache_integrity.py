@@ -146,6 +146,7 @@ def _cli(*args, env_extra=None, code=None):
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_cli_bad_batch_size_then_good_run_gives_the_uncached_numbers(tmp_path):
     env = {"BENCHBOX_CACHE": str(tmp_path / "cache")}
     (tmp_path / "no-root").mkdir()
@@ -180,6 +181,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_wrong_width_plugin_exits_2_with_one_line(tmp_path):
     (tmp_path / "no-root").mkdir()
     proc = _cli("eval", "wrong-width", "--task", "stsb-cosine", "--data-dir", str(tmp_path / "no-root"), "-q",
@@ -190,6 +192,7 @@ def test_wrong_width_plugin_exits_2_with_one_line(tmp_path):
     assert not list((tmp_path / "c").rglob("*.npy"))
 
 
+@pytest.mark.slow
 def test_cache_command_status_verify_clear(tmp_path, glove):
     cache_dir = tmp_path / "cache"
     run_tasks(glove, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=EmbeddingCache(cache_dir))

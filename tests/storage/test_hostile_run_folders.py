@@ -41,6 +41,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("case", CASES)
 def test_hostile_run_folder_is_one_line_and_writes_nothing(tmp_path, case, command):

@@ -26,6 +26,7 @@ runner = CliRunner()
 
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
 def test_read_only_runs_dir_fails_before_the_evaluation(tmp_path):
     """As the unprivileged user 'nobody' (root ignores permission bits), on a folder owned by root."""
@@ -64,6 +65,7 @@ HOLD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_lock_refuses_a_second_writer_and_dies_with_its_holder(tmp_path):
     folder = tmp_path / "out"
     (tmp_path / "none").mkdir()

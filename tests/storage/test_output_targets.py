@@ -114,6 +114,7 @@ def test_dev_full_as_target_is_one_line_and_stays_a_device(tmp_path, capsys):
     assert stat.S_ISCHR(full.lstat().st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_DEV_FULL, reason="needs /dev/full")
 @pytest.mark.parametrize("argv", [["list", "tasks", "--json", "-"], ["list", "tasks"], ["runs", "runs", "--csv", "-"]])
 def test_a_full_standard_output_is_one_line(tmp_path, argv):
@@ -123,6 +124,7 @@ def test_a_full_standard_output_is_one_line(tmp_path, argv):
     _only_error_line(proc, "error: standard output: No space left on device")
 
 
+@pytest.mark.slow
 def test_a_write_past_the_file_size_limit_names_the_target_and_leaves_nothing(tmp_path):
     """EFBIG (RLIMIT_FSIZE) stands for ENOSPC/EDQUOT: the same write path fails the same way."""
     target = tmp_path / "tasks.json"

@@ -76,6 +76,7 @@ def test_runs_written_before_the_file_list_still_read(runs):
     assert len(Run.open(good).metrics) == 22 and Run.open(good).items("nothing") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["[/bold]", "x[red]y[/red]"])
 def test_markup_in_user_strings_prints_literally(tmp_path, name):
     from benchbox import console

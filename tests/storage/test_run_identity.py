@@ -106,6 +106,7 @@ def test_the_manifest_records_the_encoder_as_built_and_each_task_implementation(
     assert typed.encoder.options == {"dim": "16", "seed": 0} and typed.tasks["stsb-cosine"].version == STSBCosine.version
 
 
+@pytest.mark.slow
 def test_a_run_is_not_reused_after_the_task_version_or_the_plugin_version_changes(tmp_path, empty, monkeypatch):
     runs, log = tmp_path / "runs", []
     _compare(["hashed", "glove-bow"], runs, empty, log, tasks=("versioned-stsb",))
@@ -162,6 +163,7 @@ def test_a_plugin_that_changes_width_under_one_fingerprint_gets_its_own_cache(tm
     assert spearman[0] != spearman[1]  # the 16-wide run was scored on 16-wide vectors, not the cached 8-wide
 
 
+@pytest.mark.slow
 def test_compare_refuses_runs_that_read_different_data_unless_allowed(tmp_path):
     checksums = {"sts12": {"protocol": {}, "data_checksums": {"sts/STS.gs.a.txt": "aaa"}}}
     a = make_run(tmp_path, "enc-a", 1.0, 0, 0.8, tasks=checksums)
@@ -192,6 +194,7 @@ def test_the_leaderboard_shows_the_sts_year_score_and_keeps_protocol_variants_ap
     assert first_subset not in set(board["sts12"])  # never a first subset's Pearson
 
 
+@pytest.mark.slow
 def test_report_compare_tests_what_compare_tests(tmp_path, empty):
     """``report --compare`` corrects over compare's family (it used ``family="pair"``), and says so."""
     from benchbox.reports import write_report
@@ -238,6 +241,7 @@ def _appendix_verdicts(report: str) -> dict[tuple[str, ...], str]:
     return found
 
 
+@pytest.mark.slow
 def test_a_study_comparison_and_its_report_agree_verdict_for_verdict(tmp_path):
     import subprocess
     import sys

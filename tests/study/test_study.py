@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 STUDY = """
 [study]
 tasks = ["stsb-cosine", "sickr-cosine"]
@@ -53,6 +55,7 @@ def _without_run_ids(text: str) -> str:
     return re.sub(r"/tmp\S*", "<path>", text)
 
 
+@pytest.mark.slow
 def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
     whole = _study(tmp_path, "whole")
     assert _finished(_run(whole)) == 0
@@ -78,6 +81,7 @@ def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
     assert reports[0] == reports[1]
 
 
+@pytest.mark.slow
 def test_a_failed_cell_is_reported_and_does_not_stop_the_others(tmp_path):
     path = _study(tmp_path, "failing", extra='\n[[encoder]]\nname = "glove-bow"\noptions = { vectors = "nonexistent-vectors" }\n')
     result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(path)], capture_output=True, text=True,

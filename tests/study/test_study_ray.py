@@ -54,6 +54,7 @@ def test_an_unreachable_ray_address_is_one_line(tmp_path):
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_cell_is_retried_and_the_study_gives_the_local_numbers(tmp_path, cluster, gate):
     gate.touch()
     local = study(tmp_path, "local", gate)
@@ -79,6 +80,7 @@ def test_a_worker_killed_mid_cell_is_retried_and_the_study_gives_the_local_numbe
         assert comparison(tmp_path / "onray") == comparison(tmp_path / "local")
 
 
+@pytest.mark.slow
 def test_ctrl_c_cancels_the_ray_tasks_and_their_processes(tmp_path, cluster, gate):
     if gate.exists():
         gate.unlink()

@@ -81,6 +81,7 @@ def test_a_bad_study_file_is_one_line_naming_the_file_and_the_key(tmp_path, text
     assert message.format(root=tmp_path) in line and line.startswith(str(tmp_path / "s.toml")) and "\n" not in line
 
 
+@pytest.mark.slow
 def test_check_starts_nothing_and_exits_2_on_a_mistake(tmp_path):
     """`benchbox study FILE --check` validates only; a bad file is one line, exit 2, and no study folder."""
     path = tmp_path / "s.toml"
@@ -142,6 +143,7 @@ def test_the_docs_reference_is_generated_from_the_schema():
     assert text == document_with_reference(text), "run `python -m benchbox.study.schema` to update docs/study.md"
 
 
+@pytest.mark.slow
 def test_a_study_without_task_flags_loads_only_the_tasks_it_names(tmp_path):
     """Finding the task flags loads every registered task (the transfer tasks import torch and scikit-learn:
     seconds before the first cell); a [study] table with only its own keys has none to find. With a flag, every

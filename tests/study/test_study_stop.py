@@ -30,6 +30,7 @@ def uninterrupted(tmp_path_factory) -> dict:
     return comparison(tmp / "whole")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the cells' processes")
 def test_sigterm_stops_the_cell_and_its_children_and_the_resume_gives_the_uninterrupted_numbers(tmp_path, uninterrupted):
     gate = tmp_path / "gate"
@@ -71,6 +72,7 @@ def test_sigterm_stops_the_cell_and_its_children_and_the_resume_gives_the_uninte
         assert comparison(tmp_path / "s") == uninterrupted
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the cells' processes")
 def test_ctrl_c_cancels_the_queued_cells_and_exits_130(tmp_path):
     gate = tmp_path / "gate"

@@ -71,6 +71,7 @@ print(json.dumps(sorted(set(sys.modules) - before)))
     return json.loads(result.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_outputs_are_byte_identical_with_and_without_the_warmup(finished, tmp_path):
     _in_a_fresh_process(finished, tmp_path / "cold", warm=False)
     for name in OUTPUTS:
@@ -82,6 +83,7 @@ def test_the_outputs_are_byte_identical_with_and_without_the_warmup(finished, tm
     assert not mismatch and not errors
 
 
+@pytest.mark.slow
 def test_the_warmup_leaves_no_heavy_import_to_the_comparison_and_the_report(finished, tmp_path):
     """After the warm-up, the comparison and the report import no new library and nothing more of scipy,
     matplotlib, statsmodels or jinja2 (a lazy import added to them later shows here); of benchbox, only the
@@ -115,6 +117,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'statsmodel
     assert json.loads(result.stdout.splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_seed_groups_warm_the_seed_tests_too():
     script = ("import sys; from benchbox.study.warmup import warm; warm(False); a = 'deepsig' in sys.modules; "
               "warm(True); print(a, 'deepsig' in sys.modules)")

@@ -73,6 +73,7 @@ def synthetic(n: int, rng: np.random.Generator, dim: int = 8, noise: float = 0.0
     return feats, np.clip(scores + noise * rng.normal(size=n), 1, 5)
 
 
+@pytest.mark.slow
 def test_regressor_matches_senteval_structured_reference():
     rng = np.random.default_rng(3)
     (tx, ty), (dx, dy), (sx, sy) = (synthetic(n, rng, noise=0.3) for n in (130, 60, 60))

@@ -149,6 +149,7 @@ def test_a_declared_task_file_is_checked_in_one_line(tmp_path):
                                                         'data = ["pairs.tsv"]\nmetric = "auc"\n')
 
 
+@pytest.mark.slow
 def test_include_of_a_task_file_on_the_command_line(declared, tmp_path):
     done = subprocess.run([sys.executable, "-m", "benchbox", "--include", str(declared), "eval", "tests.helpers:LetterCounts",
                            "-t", "decl-paraphrase", "--no-save", "--bootstrap", "0"], capture_output=True, text=True,

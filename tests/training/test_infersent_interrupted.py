@@ -11,6 +11,7 @@ import sys
 import pytest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_exits_128_plus_signal_and_keeps_the_best_model(tmp_path, signum):
     nli = tmp_path / "nli"

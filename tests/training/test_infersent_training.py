@@ -121,6 +121,7 @@ def test_smoke_training_on_snli_dev_slice(data_root, tmp_path):
     assert max(h["dev_acc"] for h in history) > 40.0
 
 
+@pytest.mark.slow
 def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
     """`benchbox train infersent` writes a run folder that `benchbox eval <run>` takes as the model."""
     from typer.testing import CliRunner
@@ -143,6 +144,7 @@ def test_cli_trains_then_evaluates_the_run_folder(nli_folder, tmp_path):
     assert {r["metric"] for r in records} == {"pearson", "spearman"} and records[0]["n"] == 1379
 
 
+@pytest.mark.slow
 def test_name_labels_the_model_and_its_evaluations_record_the_training_seed(nli_folder, tmp_path):
     """``train infersent --name`` stores the label (as ``train char-gru --name`` does); an evaluation of the
     trained model inherits it and records the training seed and configuration in its identity."""

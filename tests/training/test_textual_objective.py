@@ -73,6 +73,7 @@ def _caption_root(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_bad_corpus_on_the_command_line_exits_2_with_one_line(tmp_path):
     _write(tmp_path / "corpus.txt", "One.\nTwo.\n\nAlone.\n")
     proc = subprocess.run([sys.executable, "-m", "benchbox", "train", "char-gru", "--dataset", "flickr8k",
