@@ -74,7 +74,7 @@ class CLIPEncoder(TextImageTowers):
     )
 
     def __init__(self, model: str | os.PathLike | None = None, precision: str = "float32",
-                 max_length: int | str | None = None, device: str = "auto") -> None:
+                 max_length: int | None = None, device: str = "auto") -> None:
         if model is None:
             raise BenchboxError("clip needs a model: -e model=FOLDER (a transformers CLIP/SigLIP folder) or a hub "
                                 "name in the local Hugging Face cache (e.g. -e model=openai/clip-vit-base-patch32)")
