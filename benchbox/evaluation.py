@@ -53,6 +53,9 @@ class Evaluation:
     #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
     #: beside the encoder, not in its identity (it depends on what the cache already held)
     encoder_notes: dict[str, Any] = field(default_factory=dict)
+    #: the data files evaluated although their sha256 is not the published one (``--allow-data-mismatch``):
+    #: label → ``{"expected", "found"}`` (:func:`benchbox.task.require_task_data`)
+    data_mismatch: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -69,6 +72,7 @@ class Evaluation:
             **({"encoder_notes": self.encoder_notes} if self.encoder_notes else {}),
             "options": self.options.recorded(),
             "data_root": self.data_root,
+            **({"data_mismatch": self.data_mismatch} if self.data_mismatch else {}),
             "tasks": {r.task: self._task_record(r) for r in self.results},
             **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
@@ -141,10 +145,12 @@ def run_tasks(
     log: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
+    allow_data_mismatch: bool = False,
 ) -> Evaluation:
     """Evaluate ``encoder`` (anything :func:`load_encoder` takes) on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
     embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`. ``label``: the model's
-    label (:mod:`benchbox.labels`), recorded in the run."""
+    label (:mod:`benchbox.labels`), recorded in the run. ``allow_data_mismatch``: evaluate data files whose sha256
+    is not the published one (:func:`require_task_data`), said in one line and recorded in the run."""
     encoder = load_encoder(encoder)
     options = options or TaskOptions()
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
@@ -152,7 +158,12 @@ def run_tasks(
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
     values = resolve_options(task_objs, options, log or (lambda message: None))
     data = DataRoot(data_dir)
-    require_task_data(data, task_objs, values)
+    mismatch = require_task_data(data, task_objs, values, allow_data_mismatch=allow_data_mismatch)
+    if mismatch:
+        (log or (lambda message: None))(
+            f"--allow-data-mismatch: evaluating {len(mismatch)} data file(s) that differ from the published ones ("
+            + "; ".join(f"{label}: sha256 {d['found'][:12]}…, published {d['expected'][:12]}…"
+                        for label, d in mismatch.items()) + "); the run records them under data_mismatch")
     _say_fallback(data, task_objs, values, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
@@ -185,6 +196,7 @@ def run_tasks(
         elapsed_s=elapsed,
         tasks={task.name: task for task in task_objs},
         values=values,
+        data_mismatch=mismatch,
     )
 
 

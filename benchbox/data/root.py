@@ -68,6 +68,13 @@ def known_files() -> dict[str, list[KnownFile]]:
     return {name: [KnownFile(name, **entry) for entry in entries] for name, entries in raw.items()}
 
 
+@cache
+def published_sha256() -> dict[str, str]:
+    """Path relative to the data root → the sha256 ``data_manifest.json`` publishes for it (every dataset's files;
+    a path two datasets share has one digest)."""
+    return {known.path: known.sha256 for entries in known_files().values() for known in entries}
+
+
 def default_root() -> Path:
     return Path(platformdirs.user_data_dir("benchbox"))
 
