@@ -24,7 +24,7 @@ from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
-from benchbox.storage.identity import cache_key, encoder_record, task_record
+from benchbox.storage.identity import cache_key, computation, encoder_record, task_record
 from benchbox.data.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
@@ -118,8 +118,8 @@ def make_embedder(
 
     if cache is None or not encoder.cacheable:  # an adapted encoder without a fingerprint is never cached
         return encode
-    key = cache_key(encoder)
-    return lambda sentences: cache.embed(key, sentences, encode)
+    key, computed_by = cache_key(encoder), computation(encoder)
+    return lambda sentences: cache.embed(key, sentences, encode, computed_by)
 
 
 def _say_fallback(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]],

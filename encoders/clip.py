@@ -68,6 +68,7 @@ class CLIPEncoder(TextImageTowers):
     """A transformers vision–language model's text tower (``encode``) and image tower (``encode_images``)."""
 
     name = "clip"
+    computed_by = ("numpy", "torch", "transformers", "tokenizers", "Pillow", "torchvision")
     description = (
         "text and image towers of a transformers vision-language model (CLIP, SigLIP, ...), -e model=FOLDER or a "
         "cached hub name; offline only. Zero-shot retrieval from image files (--images DIR)."

@@ -25,6 +25,7 @@ class GloveBowEncoder(Encoder):
     """Mean of word vectors (``glove-bow``). ``vectors``: a word-vector file or ``"glove-6b-50d"``."""
 
     name = "glove-bow"
+    computed_by = ("numpy",)
     description = "Mean of GloVe word vectors over whitespace tokens (SentEval's BOW baseline); default GloVe 6B 50-d."
 
     def __init__(

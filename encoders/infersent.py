@@ -56,6 +56,7 @@ class InferSentEncoder(Encoder):
     """BiLSTM-max InferSent (4096-d with the released weights)."""
 
     name = "infersent"
+    computed_by = ("numpy", "torch", "nltk")  # nltk: tokenize=nltk
     description = (
         "InferSent BiLSTM-max trained on SNLI+MultiNLI (Conneau et al. 2017); needs weights=infersent1/2.pkl "
         "and vectors=GloVe 840B / fastText crawl. SNLI premises are Flickr30k captions: caption-domain overlap."
