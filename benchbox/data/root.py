@@ -135,7 +135,8 @@ class DataRoot:
             raise BenchboxError(missing_message(self.root, missing))
 
     def label(self, path: Path) -> str:
-        """How a located file is named in run manifests: its path relative to the root or ``embedded:``."""
+        """How a located file is named in run manifests: its path relative to the root or ``embedded:``, else
+        (a task's package file) its resolved path, whatever folder the command ran in."""
         try:
             return str(path.relative_to(EMBEDDED_ROOT)).replace(os.sep, "/").join(("embedded:", ""))
         except ValueError:
@@ -143,7 +144,7 @@ class DataRoot:
         try:
             return str(path.relative_to(self.root)).replace(os.sep, "/")
         except ValueError:
-            return str(path)
+            return str(path.resolve())
 
     def checksum(self, path: Path) -> str:
         if path not in self._checksums:
