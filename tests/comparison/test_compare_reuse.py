@@ -32,9 +32,9 @@ def setup(tmp_path):
     return tmp_path / "runs", tmp_path / "empty"
 
 
-def _compare(runs: Path, data: Path, *models: str, tasks=("stsb-cosine",), rerun: bool = False, log=None):
+def _compare(runs: Path, data: Path, *models: str, tasks=("stsb-cosine",), rerun: bool = False, log=None, **kwargs):
     return compare(list(models), list(tasks), data_dir=data, runs_dir=runs, n_boot=BOOT,
-                   options=TaskOptions(bootstrap=BOOT), log=log or (lambda message: None), rerun=rerun)
+                   options=TaskOptions(bootstrap=BOOT), log=log or (lambda message: None), rerun=rerun, **kwargs)
 
 
 def _folders(runs: Path) -> set[str]:
@@ -141,8 +141,10 @@ def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(
     fields = lines[0].split("\t")
     fields[4] = "0.000" if fields[4] != "0.000" else "5.000"
     target.write_text("".join(["\t".join(fields), *lines[1:]]), encoding="utf-8")
+    with pytest.raises(BenchboxError, match="not the .* published for"):  # not the published file: refused
+        _compare(runs, changed, "glove-bow", "letter-counts")
     log = []
-    _compare(runs, changed, "glove-bow", "letter-counts", log=log.append)
+    _compare(runs, changed, "glove-bow", "letter-counts", log=log.append, allow_data_mismatch=True)
     assert not any(line.startswith("reusing") for line in log) and len(_folders(runs)) == 4
 
     # the identical file under a data root is the same data: reused

@@ -13,7 +13,6 @@ import pytest
 from benchbox.comparison.sources import resolve_sources, seed_groups
 from benchbox.data.root import DataRoot
 from benchbox.encoder_loading import load_encoder
-from benchbox.encoder_options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.reuse import find_reusable_run
 from benchbox.storage.runs import MANIFEST
@@ -38,6 +37,8 @@ class Options:
     ({"extra": "5"}, {"extra": "5"}),
 ])
 def test_values_are_parsed_by_the_signature(raw, typed):
+    from benchbox.encoder_options import typed_options
+
     assert typed_options(Options, raw) == typed
 
 
@@ -48,6 +49,8 @@ def test_values_are_parsed_by_the_signature(raw, typed):
     ({"rate": "nan"}, "rate = 'nan': expected a finite number"), ({"width": "wide"}, "expected a whole number or none"),
 ])
 def test_a_value_the_type_cannot_read_is_one_line(raw, message):
+    from benchbox.encoder_options import typed_options
+
     with pytest.raises(BenchboxError) as caught:
         typed_options(Options, raw, "options")
     assert message in str(caught.value) and "\n" not in str(caught.value)
