@@ -145,12 +145,13 @@ def run_tasks(
     log: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
-    allow_data_mismatch: bool = False,
+    allow_data_mismatch: bool | None = None,
 ) -> Evaluation:
     """Evaluate ``encoder`` (anything :func:`load_encoder` takes) on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
     embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`. ``label``: the model's
     label (:mod:`benchbox.labels`), recorded in the run. ``allow_data_mismatch``: evaluate data files whose sha256
-    is not the published one (:func:`require_task_data`), said in one line and recorded in the run."""
+    is not the published one (:func:`require_task_data`; None: ``$BENCHBOX_ALLOW_DATA_MISMATCH``), said in one line
+    and recorded in the run."""
     encoder = load_encoder(encoder)
     options = options or TaskOptions()
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])

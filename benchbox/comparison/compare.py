@@ -376,7 +376,7 @@ def compare(
     rerun: bool = False,
     labels: list[str | None] | None = None,
     item_dependence: str = "sentence-groups",
-    allow_data_mismatch: bool = False,
+    allow_data_mismatch: bool | None = None,
 ) -> Comparison:
     """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
     ``paper:...``; :func:`benchbox.comparison.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,

@@ -32,7 +32,7 @@ class OnDemand:
     options: TaskOptions = field(default_factory=TaskOptions)
     cache: bool = True
     rerun: bool = False
-    allow_data_mismatch: bool = False
+    allow_data_mismatch: bool | None = None
 
     def evaluate(self, found: list[Source | Pending], tasks: list[str] | None,
                  log: Callable[[str], None]) -> list[Source]:

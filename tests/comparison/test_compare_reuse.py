@@ -126,7 +126,8 @@ def test_an_eval_run_is_reused_only_with_the_same_options(setup, option):
         assert comparison.table.query("metric == 'pearson'")["value_a"].iloc[0] == pytest.approx(pearson, abs=0)
 
 
-def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(setup, tmp_path):
+def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(setup, tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHBOX_ALLOW_DATA_MISMATCH")  # a changed published file is refused unless allowed
     runs, data = setup
     _compare(runs, data, "glove-bow", "letter-counts")
     glove = next(p for p in runs.iterdir() if "glove-bow" in p.name)

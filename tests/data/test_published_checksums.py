@@ -20,6 +20,12 @@ from benchbox.storage.runs import MANIFEST
 SICK_TEST = "senteval/downstream/SICK/SICK_test_annotated.txt"
 
 
+@pytest.fixture(autouse=True)
+def _published_checksums_enforced(monkeypatch):
+    """As for a user: the suite's allowance for its synthetic data roots (tests/conftest.py) removed."""
+    monkeypatch.delenv("BENCHBOX_ALLOW_DATA_MISMATCH")
+
+
 @pytest.fixture
 def truncated(tmp_path) -> Path:
     """A data root whose SICK test file holds its header and the first 99 pairs (the rest falls back to the
