@@ -7,9 +7,8 @@ constructor — and parses each value by them:
 
 - text (``-e dim=256``) becomes the first type of the annotation it reads as, in the order ``int``, ``float``,
   ``bool``, ``None`` (``""`` or ``none``, where text is not accepted), then ``str`` / ``os.PathLike`` (kept
-  as text); so ``'256'`` and a
-  default ``256`` are one value, and two runs differing only in how a number was written are reused for each
-  other and grouped as seeds (:mod:`benchbox.storage.identity`);
+  as text); so ``'256'`` and a default ``256`` are one value, and two runs differing only in how a number was
+  written are reused for each other and grouped as seeds (:mod:`benchbox.storage.identity`);
 - a boolean is one of ``true/false``, ``yes/no``, ``1/0``, ``on/off`` (any case); anything else (``ture``,
   ``maybe``) is refused;
 - a TOML or Python value that already has a type is checked against the annotation (an ``int`` is a ``float``
