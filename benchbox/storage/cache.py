@@ -284,8 +284,7 @@ class EmbeddingCache:
                    computed_by: dict[str, str | None] | None = None) -> None:
         folder = self.directory / fingerprint
         folder.mkdir(parents=True, exist_ok=True)
-        if computed_by is not None and not (folder / COMPUTED_BY).is_file():
-            write_bytes(folder / COMPUTED_BY, json.dumps(computed_by, sort_keys=True).encode())
+        record = folder / COMPUTED_BY if computed_by is not None and not (folder / COMPUTED_BY).is_file() else None
         shard = uuid.uuid4().hex
         emb_bytes = _npy_bytes(emb)
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
@@ -294,8 +293,10 @@ class EmbeddingCache:
             write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
             write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
             write_bytes(keys_file, keys_bytes)
+            if record is not None:  # the folder's first shard: what computed its vectors
+                write_bytes(record, json.dumps(computed_by, sort_keys=True).encode())
         except BaseException:  # a full disk, an interrupt: no half shard stays behind
-            for path in shard_files(keys_file):
+            for path in [*shard_files(keys_file), *([record] if record is not None else [])]:
                 path.unlink(missing_ok=True)
             raise
         mark_cache_root(self.directory)  # after the shard: a write that failed leaves no file at all
