@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from benchbox.comparison.sources import resolve_sources
-from benchbox.data.root import EMBEDDED_ROOT, published_sha256, sha256_file
+from benchbox.data.root import EMBEDDED_ROOT, known_files, sha256_file
 from benchbox.reports.provenance import options_table
 from benchbox.storage.runs import MANIFEST
 
 SICK_TEST = "senteval/downstream/SICK/SICK_test_annotated.txt"
+#: its sha256 as benchbox/data/data_manifest.json publishes it (`benchbox describe sicke`)
+PUBLISHED = next(known.sha256 for known in known_files()["sick"] if known.path == SICK_TEST)
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +50,7 @@ def test_a_truncated_sick_test_file_is_refused_in_one_line(truncated, tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("error:") == 1
     line = done.stderr.strip().splitlines()[-1]
     found = sha256_file(truncated / SICK_TEST)
-    assert line == (f"error: {truncated / SICK_TEST} has sha256 {found}, not the {published_sha256()[SICK_TEST]} "
+    assert line == (f"error: {truncated / SICK_TEST} has sha256 {found}, not the {PUBLISHED} "
                     f"published for {SICK_TEST} (task sicke): restore the file (`benchbox data status`), or evaluate "
                     "this copy with --allow-data-mismatch (recorded in the run)")
     assert not any((tmp_path / "runs").glob("*"))  # no run written
@@ -61,10 +63,10 @@ def test_an_allowed_mismatch_is_evaluated_said_recorded_and_reported(truncated, 
     assert {r["n"] for r in json.loads(done.stdout)["records"]} == {99}
     found = sha256_file(truncated / SICK_TEST)
     assert (f"--allow-data-mismatch: evaluating 1 data file(s) that differ from the published ones ({SICK_TEST}: "
-            f"sha256 {found[:12]}…, published {published_sha256()[SICK_TEST][:12]}…)") in done.stderr
+            f"sha256 {found[:12]}…, published {PUBLISHED[:12]}…)") in done.stderr
     (run,) = (tmp_path / "runs").iterdir()
     manifest = json.loads((run / MANIFEST).read_text())
-    assert manifest["data_mismatch"] == {SICK_TEST: {"expected": published_sha256()[SICK_TEST], "found": found}}
+    assert manifest["data_mismatch"] == {SICK_TEST: {"expected": PUBLISHED, "found": found}}
     rows = {row[0]: row[1] for row in options_table(resolve_sources([str(run)])).rows}
     assert rows[f"data_mismatch.{SICK_TEST}.found"] == found
 
