@@ -124,6 +124,10 @@ class Encoder(ABC):
     #: runs whose identities differ in this option alone are seeds of one model, and a study's ``seeds``
     #: reach the encoder through it (plugins declare it as a class attribute of the same name)
     seed_option: str | None = None
+    #: the distributions whose code computes the vectors (pip names); their installed versions join the
+    #: embedding-cache key (:func:`benchbox.storage.identity.cache_key`), so an upgrade re-embeds. Plugins declare
+    #: it as a class attribute of the same name; the default is numpy and torch
+    computed_by: tuple[str, ...] = ("numpy", "torch")
 
     @property
     @abstractmethod
@@ -197,6 +201,9 @@ class VisionLanguageEncoder(ImageTextEncoder):
     images (:mod:`benchbox.data.image_files`), not a features file. ``preprocess_image`` is the model's own
     preprocessing of one RGB image (run in parallel worker threads); ``encode_images`` embeds a batch of its
     outputs, stacked: [n, channels, height, width] → [n, dim]."""
+
+    #: images are decoded with Pillow (:mod:`benchbox.data.image_files`)
+    computed_by = ("numpy", "torch", "Pillow")
 
     @abstractmethod
     def preprocess_image(self, image: Any) -> np.ndarray:

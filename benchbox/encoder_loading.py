@@ -26,6 +26,7 @@ from typing import Any
 
 from benchbox.encoder import Encoder, encoder_call, fingerprint_of
 from benchbox.encoder_adapter import as_encoder, describe
+from benchbox.encoder_options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import attach_build, build_of, built_record
 from benchbox.registry import ENCODERS, import_attribute
@@ -110,7 +111,10 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
                 source: str | None = None) -> Encoder:
     """An encoder from what ``spec`` refers to: a class is called with ``kwargs``, an object or callable is
     used (and adapted unless it is an :class:`Encoder`); its build (``source``, default ``spec``; class;
-    options) is attached (:mod:`benchbox.storage.identity`)."""
+    options, typed by the class' signature: :mod:`benchbox.encoder_options`) is attached
+    (:mod:`benchbox.storage.identity`)."""
+    if isinstance(obj, type):
+        kwargs = typed_options(obj, kwargs, spec)
     build = build_of(obj, source or spec, kwargs)
     if isinstance(obj, type):
         if not issubclass(obj, Encoder) and not callable(getattr(obj, "encode", None)):
@@ -164,6 +168,7 @@ def _from_folder(path: Path, kwargs: dict[str, Any]) -> Encoder:
     cls = ENCODERS.get(encoder_name)
     if not hasattr(cls, "from_path"):
         raise BenchboxError(f"encoder {encoder_name!r} cannot be loaded from a folder")
+    kwargs = typed_options(cls.from_path, kwargs, encoder_name)
     with encoder_call(encoder_name, f"construction from {path}"):
         encoder = cls.from_path(path, **kwargs)
     return attach_build(encoder, build_of(encoder, str(path), kwargs, training=record.training or None))

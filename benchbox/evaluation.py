@@ -24,7 +24,7 @@ from benchbox.embedding_checks import check_encoder_output
 from benchbox.encoder import Encoder, VisionLanguageEncoder
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
-from benchbox.storage.identity import cache_key, encoder_record, task_record
+from benchbox.storage.identity import cache_key, computation, encoder_record, task_record
 from benchbox.data.image_files import image_embedder
 from benchbox.item_checks import check_items
 from benchbox.options import check_number
@@ -53,6 +53,9 @@ class Evaluation:
     #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
     #: beside the encoder, not in its identity (it depends on what the cache already held)
     encoder_notes: dict[str, Any] = field(default_factory=dict)
+    #: the data files evaluated although their sha256 is not the published one (``--allow-data-mismatch``):
+    #: label → ``{"expected", "found"}`` (:func:`benchbox.task.require_task_data`)
+    data_mismatch: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def records(self) -> list[MetricRecord]:
@@ -69,6 +72,7 @@ class Evaluation:
             **({"encoder_notes": self.encoder_notes} if self.encoder_notes else {}),
             "options": self.options.recorded(),
             "data_root": self.data_root,
+            **({"data_mismatch": self.data_mismatch} if self.data_mismatch else {}),
             "tasks": {r.task: self._task_record(r) for r in self.results},
             **({"elapsed_s": round(sum(self.elapsed_s.values()), 3)} if self.elapsed_s else {}),
         }
@@ -114,8 +118,8 @@ def make_embedder(
 
     if cache is None or not encoder.cacheable:  # an adapted encoder without a fingerprint is never cached
         return encode
-    key = cache_key(encoder)
-    return lambda sentences: cache.embed(key, sentences, encode)
+    key, computed_by = cache_key(encoder), computation(encoder)
+    return lambda sentences: cache.embed(key, sentences, encode, computed_by)
 
 
 def _say_fallback(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]],
@@ -141,10 +145,13 @@ def run_tasks(
     log: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     label: str | None = None,
+    allow_data_mismatch: bool | None = None,
 ) -> Evaluation:
     """Evaluate ``encoder`` (anything :func:`load_encoder` takes) on ``tasks`` (names, groups or Task objects). ``cache=True`` uses the default
     embedding cache, ``False``/``None`` none, or pass an :class:`EmbeddingCache`. ``label``: the model's
-    label (:mod:`benchbox.labels`), recorded in the run."""
+    label (:mod:`benchbox.labels`), recorded in the run. ``allow_data_mismatch``: evaluate data files whose sha256
+    is not the published one (:func:`require_task_data`; None: ``$BENCHBOX_ALLOW_DATA_MISMATCH``), said in one line
+    and recorded in the run."""
     encoder = load_encoder(encoder)
     options = options or TaskOptions()
     task_objs = [t for t in tasks if isinstance(t, Task)] + resolve_tasks([t for t in tasks if isinstance(t, str)])
@@ -152,7 +159,12 @@ def run_tasks(
         raise BenchboxError("no task given: name at least one (`benchbox list tasks`)")
     values = resolve_options(task_objs, options, log or (lambda message: None))
     data = DataRoot(data_dir)
-    require_task_data(data, task_objs, values)
+    mismatch = require_task_data(data, task_objs, values, allow_data_mismatch=allow_data_mismatch)
+    if mismatch:
+        (log or (lambda message: None))(
+            f"--allow-data-mismatch: evaluating {len(mismatch)} data file(s) that differ from the published ones ("
+            + "; ".join(f"{label}: sha256 {d['found'][:12]}…, published {d['expected'][:12]}…"
+                        for label, d in mismatch.items()) + "); the run records them under data_mismatch")
     _say_fallback(data, task_objs, values, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
@@ -185,6 +197,7 @@ def run_tasks(
         elapsed_s=elapsed,
         tasks={task.name: task for task in task_objs},
         values=values,
+        data_mismatch=mismatch,
     )
 
 

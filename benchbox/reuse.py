@@ -14,7 +14,8 @@ when its whole identity (:mod:`benchbox.storage.identity`) matches the one asked
   conventions, seed, bootstrap, ...) are equal to the ones asked for;
 - it was written by the same benchbox version (the task implementations are part of the package);
 - every data file each requested task read still has the sha256 recorded then (the file the data root
-  would give now, embedded fallback included).
+  would give now, embedded fallback included; a file of the task's package folder, such as a task file
+  included with ``--include``, by content alone, wherever it is: :func:`data_unchanged`).
 
 Of several such runs the newest (by run id, which starts with its UTC time) is taken. When the newest run of
 the same encoder name is passed over, one log line says which field differs.
@@ -34,7 +35,7 @@ from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.identity import describe_difference, differences, task_record
 from benchbox.storage.provenance import package_versions
 from benchbox.storage.runs import MANIFEST, Run
-from benchbox.task import Task
+from benchbox.task import DataFile, Task, locate_file
 from benchbox.task_options import TaskOptions, option_values
 
 
@@ -43,15 +44,34 @@ def recorded_options(options: TaskOptions) -> dict:
     return to_jsonable(options.recorded())
 
 
-def data_unchanged(checksums: dict[str, str], data: DataRoot) -> bool:
-    """True when every recorded file (``{label: sha256}``, :meth:`DataRoot.label`) is where the data root
-    finds it now with the same sha256."""
+def data_unchanged(checksums: dict[str, str], data: DataRoot, task: Task) -> bool:
+    """True when ``task`` reads the same data now as the run recorded (``{label: sha256}``,
+    :meth:`DataRoot.label`), by content: a data-root file is where the data root finds it now (embedded fallback
+    included) with the same sha256; a file of a package folder (a task file included with ``--include``,
+    recorded by its resolved path, or by a path relative to the folder the run was made in before) has the sha256
+    of one of the files the task reads from its package folder now — so a moved or relatively named copy of the
+    same file is the same data, and an edited one is not."""
+    packaged: set[str] | None = None
     for label, sha256 in checksums.items():
         relpath = label.removeprefix(EMBEDDED_PREFIX)
-        found = Path(relpath) if Path(relpath).is_absolute() else data.locate(relpath)
-        if found is None or not found.is_file() or data.checksum(found) != sha256:
+        found = None if Path(relpath).is_absolute() else data.locate(relpath)
+        if found is not None and data.checksum(found) == sha256:
+            continue
+        if packaged is None:
+            packaged = package_checksums(task, data)
+        if sha256 not in packaged:
             return False
     return True
+
+
+def package_checksums(task: Task, data: DataRoot) -> set[str]:
+    """The sha256 of every file ``task`` reads from a package folder (:class:`benchbox.task.DataFile` with a
+    ``package_dir``); none when one is missing or altered (the evaluation would refuse it)."""
+    try:
+        return {data.checksum(locate_file(data, f)) for f in task.data_files
+                if isinstance(f, DataFile) and f.package_dir is not None}
+    except BenchboxError:
+        return set()
 
 
 def wanted_identity(encoder: dict[str, Any], tasks: list[Task], options: TaskOptions) -> dict[str, Any]:
@@ -72,8 +92,9 @@ def recorded_identity(run: Run, tasks: list[str]) -> dict[str, Any]:
                              "options": record.tasks[task].options} for task in tasks}}
 
 
-def _why_not(run: Run, tasks: list[str], wanted: dict[str, Any], data: DataRoot) -> str | None:
+def _why_not(run: Run, task_objs: list[Task], wanted: dict[str, Any], data: DataRoot) -> str | None:
     """None when ``run`` can be reused, else the reason (the first fields that differ)."""
+    tasks = [task.name for task in task_objs]
     if run.kind != "eval":
         return f"a {run.kind} run"
     missing = [t for t in tasks if t not in run.record.tasks or t not in set(run.metrics["task"])]
@@ -82,10 +103,10 @@ def _why_not(run: Run, tasks: list[str], wanted: dict[str, Any], data: DataRoot)
     found = differences(recorded_identity(run, tasks), wanted)
     if found:
         return f"{describe_difference(found)} differ(s)"
-    for task in tasks:
-        run.items(task)  # checks the per-item table against the manifest
-        if not data_unchanged(run.record.tasks[task].data_checksums, data):
-            return f"the data files of {task} changed since it was written"
+    for task in task_objs:
+        run.items(task.name)  # checks the per-item table against the manifest
+        if not data_unchanged(run.record.tasks[task.name].data_checksums, data, task):
+            return f"the data files of {task.name} changed since it was written"
     return None
 
 
@@ -106,7 +127,6 @@ def find_reusable_run(
     if not runs_dir.is_dir():
         return None
     wanted = wanted_identity(encoder, tasks, options)
-    names = [task.name for task in tasks]
     folders = sorted((p for p in runs_dir.iterdir() if not p.name.startswith(".") and (p / MANIFEST).is_file()),
                      key=lambda p: p.name, reverse=True)
     said = False
@@ -115,7 +135,7 @@ def find_reusable_run(
             run = Run.open(folder)
             if run.record.encoder.name != encoder["name"]:
                 continue
-            reason = _why_not(run, names, wanted, data)
+            reason = _why_not(run, tasks, wanted, data)
         except (BenchboxError, OSError):
             continue
         if reason is None:

@@ -58,6 +58,7 @@ the task.
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import InitVar, asdict, dataclass, field
@@ -67,7 +68,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from benchbox.data.root import DataRoot
+from benchbox.data.root import ALLOW_MISMATCH_ENV, DataRoot, published_sha256
 from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import renamed
@@ -324,15 +325,37 @@ def locate_file(data: DataRoot, data_file: DataFile | str) -> Path:
     return path
 
 
-def require_task_data(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]]) -> None:
-    """Fail, before any work, where a task's data is missing: the data-root files each task reads with its option
-    ``values`` (:func:`benchbox.task_options.resolve_options`), and its declared data files (:func:`locate_file`: package folder,
-    checksum). ``run_tasks`` runs it, and ``benchbox study`` before its first cell."""
+def require_task_data(data: DataRoot, tasks: list[Task], values: dict[str, dict[str, Any]], *,
+                      allow_data_mismatch: bool | None = None) -> dict[str, dict[str, str]]:
+    """Fail, before any work, where a task's data is missing or is not the data its numbers are published on: the
+    data-root files each task reads with its option ``values`` (:func:`benchbox.task_options.resolve_options`), each
+    with the sha256 ``data_manifest.json`` publishes for it (:func:`benchbox.data.root.published_sha256`; a
+    truncated SICK test file scored its 99 pairs), and its declared data files (:func:`locate_file`: package
+    folder, checksum). ``run_tasks`` runs it, ``benchbox study`` before its first cell, ``train`` for its
+    ``--eval-semantic`` tasks. A file whose digest differs is one line naming it, the published and the found
+    digest; with ``allow_data_mismatch`` (None: ``$BENCHBOX_ALLOW_DATA_MISMATCH`` is ``1``) it is returned instead
+    (label → ``{"expected", "found"}``, for the run manifest). The digests are those the tasks record (:meth:`DataRoot.checksum`), computed once per data root."""
+    if allow_data_mismatch is None:
+        allow_data_mismatch = os.environ.get(ALLOW_MISMATCH_ENV) == "1"
+    published = published_sha256()
+    mismatches: dict[str, dict[str, str]] = {}
     for task in tasks:
-        data.require(task.required_files(values[task.name]))
+        files = task.required_files(values[task.name])
+        data.require(files)
+        for relpath in files:
+            path = data.path(relpath)
+            expected, found = published.get(relpath), data.checksum(path)
+            if expected is None or found == expected:
+                continue
+            if not allow_data_mismatch:
+                raise BenchboxError(f"{path} has sha256 {found}, not the {expected} published for {relpath} (task "
+                                    f"{task.name}): restore the file (`benchbox data status`), or evaluate this "
+                                    "copy with --allow-data-mismatch (recorded in the run)")
+            mismatches[data.label(path)] = {"expected": expected, "found": found}
         for data_file in task.data_files:
             if isinstance(data_file, DataFile):
                 locate_file(data, data_file)
+    return mismatches
 
 
 def task_class(name: str) -> type[Task] | None:

@@ -94,13 +94,14 @@ class CLIPEncoder(TextImageTowers):
     """A transformers vision–language model's text tower (``encode``) and image tower (``encode_images``)."""
 
     name = "clip"
+    computed_by = ("numpy", "torch", "transformers", "tokenizers", "Pillow", "torchvision")
     description = (
         "text and image towers of a transformers vision-language model (CLIP, SigLIP, ...), -e model=FOLDER or a "
         "cached hub name; offline only. Zero-shot retrieval from image files (--images DIR)."
     )
 
     def __init__(self, model: str | os.PathLike | None = None, precision: str = "float32",
-                 max_length: int | str | None = None, device: str = "auto", text_mask: str = "auto") -> None:
+                 max_length: int | None = None, device: str = "auto", text_mask: str = "auto") -> None:
         if model is None:
             raise BenchboxError("clip needs a model: -e model=FOLDER (a transformers CLIP/SigLIP folder) or a hub "
                                 "name in the local Hugging Face cache (e.g. -e model=openai/clip-vit-base-patch32)")

@@ -21,26 +21,20 @@ from benchbox.data.wordvec import WordVectors, load_word_vectors
 BLOCK = 1024
 
 
-def _as_bool(value: bool | str | None) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    return str(value).lower() in {"1", "true", "yes", "on"}
-
-
 class GloveBowEncoder(Encoder):
     """Mean of word vectors (``glove-bow``). ``vectors``: a word-vector file or ``"glove-6b-50d"``."""
 
     name = "glove-bow"
+    computed_by = ("numpy",)
     description = "Mean of GloVe word vectors over whitespace tokens (SentEval's BOW baseline); default GloVe 6B 50-d."
 
     def __init__(
         self,
         vectors: str | os.PathLike | None = None,
         vocab: str | os.PathLike | None = None,
-        lowercase: bool | str | None = None,
+        lowercase: bool | None = None,
     ) -> None:
         self.word_vectors: WordVectors = load_word_vectors(vectors, vocab=vocab)
-        lowercase = _as_bool(lowercase)
         self.lowercase = self.word_vectors.lowercase_vocab if lowercase is None else lowercase
 
     @property

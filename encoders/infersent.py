@@ -7,7 +7,7 @@ or a model trained with ``benchbox train infersent`` (:meth:`InferSentEncoder.fr
     benchbox eval infersent -e weights=infersent1.pkl -e vectors=glove.840B.300d.txt --task semantic
     load_encoder("infersent", weights="infersent2.pkl", vectors="crawl-300d-2M.vec")
 
-Options (strings accepted, as from ``--encoder-opt``): ``version`` 1 or 2 (default: from a file named
+Options (typed by this signature, :mod:`benchbox.encoder_options`): ``version`` 1 or 2 (default: from a file named
 ``infersent1.pkl``/``infersent2.pkl``, else 1); ``tokenize`` ``split`` (default) / ``nltk`` / ``nltk-line``
 (:mod:`benchbox.encoders.infersent_text`); ``padding`` ``v1`` / ``masked`` (default: ``v1`` for version 1,
 ``masked`` for version 2, as the official code; :mod:`benchbox.encoders.infersent_net`); ``bsize``, the
@@ -33,7 +33,6 @@ import numpy as np
 import torch
 
 from benchbox.encoder import Encoder, digest_arrays
-from benchbox.encoders.glove_bow import _as_bool
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, build_encoder, embed_batch, load_state_file
 from benchbox.encoders.infersent_text import MARKERS, make_tokenizer, sentence_rows
 from benchbox.errors import BenchboxError
@@ -57,6 +56,7 @@ class InferSentEncoder(Encoder):
     """BiLSTM-max InferSent (4096-d with the released weights)."""
 
     name = "infersent"
+    computed_by = ("numpy", "torch", "nltk")  # nltk: tokenize=nltk
     description = (
         "InferSent BiLSTM-max trained on SNLI+MultiNLI (Conneau et al. 2017); needs weights=infersent1/2.pkl "
         "and vectors=GloVe 840B / fastText crawl. SNLI premises are Flickr30k captions: caption-domain overlap."
@@ -66,12 +66,12 @@ class InferSentEncoder(Encoder):
         self,
         weights: str | os.PathLike | None = None,
         vectors: str | os.PathLike | None = None,
-        version: int | str | None = None,
+        version: int | None = None,
         tokenize: str = "split",
         padding: str | None = None,
-        bsize: int | str = 64,
+        bsize: int = 64,
         vocab: str | os.PathLike | None = None,
-        lowercase: bool | str | None = None,
+        lowercase: bool | None = None,
         device: str = "auto",
     ) -> None:
         if not weights:
@@ -99,7 +99,6 @@ class InferSentEncoder(Encoder):
         self.bsize = int(bsize)
         self.word_vectors: WordVectors = load_word_vectors(vectors, vocab=vocab)
         self.vocab = str(vocab) if vocab else None
-        lowercase = _as_bool(lowercase)
         self.lowercase = self.word_vectors.lowercase_vocab if lowercase is None else lowercase
         if self.word_vectors.dim != self.net.word_dim:
             raise BenchboxError(

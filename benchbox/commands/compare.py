@@ -11,8 +11,8 @@ from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_stdout
 from benchbox.storage.outdir import check_output_file
-from benchbox.commands.options import (BOOTSTRAP, DATA_DIR, QUIET, RUNS_DIR, SEED, THREADS, csv_option, in_range,
-                                       json_option)
+from benchbox.commands.options import (ALLOW_DATA_MISMATCH, BOOTSTRAP, DATA_DIR, QUIET, RUNS_DIR, SEED, THREADS,
+                                       csv_option, in_range, json_option)
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
@@ -43,6 +43,7 @@ def compare_command(
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Tables with every column (both values, test, raw and both adjusted p), even wider than the terminal.")] = False,
     threads: THREADS = None,
+    allow_data_mismatch: ALLOW_DATA_MISMATCH = False,
     quiet: QUIET = False,
 ) -> None:
     """Compare encoders: the verdict of each claim in one plain sentence, then one headline per claim (pooled effect over rows, seed-aware test, ASO), then per task,
@@ -65,7 +66,7 @@ def compare_command(
                          correction=correction, n_boot=test_resamples, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=parse_seed_groups(seeds or []), rerun=rerun,
-                         item_dependence=item_dependence)
+                         item_dependence=item_dependence, allow_data_mismatch=allow_data_mismatch)
     for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:

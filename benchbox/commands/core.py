@@ -18,8 +18,8 @@ from benchbox.evaluation import Evaluation, load_encoder, run_tasks
 from benchbox.labels import model_folder_label
 from benchbox.storage.jsonio import SCHEMA_VERSION, to_stdout, write_json
 from benchbox.storage.outdir import check_output_file, check_writable
-from benchbox.commands.options import (BATCH_SIZE, BOOTSTRAP, CACHE, CACHE_DIR, DATA_DIR, DEVICE, ENCODER_OPTIONS, NAME,
-                                       QUIET, RUNS_DIR, SEED, THREADS, json_option)
+from benchbox.commands.options import (ALLOW_DATA_MISMATCH, BATCH_SIZE, BOOTSTRAP, CACHE, CACHE_DIR, DATA_DIR, DEVICE,
+                                       ENCODER_OPTIONS, NAME, QUIET, RUNS_DIR, SEED, THREADS, json_option)
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
@@ -124,6 +124,7 @@ def eval_command(
     json_path: json_option("Write the metric records (the rows of metrics.csv) as JSON instead of the table:") = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table with every column (interval bounds, n), even wider than the terminal.")] = False,
     threads: THREADS = None,
+    allow_data_mismatch: ALLOW_DATA_MISMATCH = False,
     quiet: QUIET = False,
 ) -> None:
     """Evaluate an encoder on tasks: prints the metrics and writes a run (manifest, metrics, per-item scores).
@@ -145,7 +146,7 @@ def eval_command(
         evaluation = run_tasks(
             encoder, task, data_dir=data_dir, options=options,
             cache=EmbeddingCache(cache_dir) if cache else None,
-            batch_size=batch_size, log=log, progress=update, label=label,
+            batch_size=batch_size, log=log, progress=update, label=label, allow_data_mismatch=allow_data_mismatch,
         )
     if evaluation.cache_stats:
         log(f"embedding cache: {evaluation.cache_stats['hits']} hits, {evaluation.cache_stats['misses']} encoded")

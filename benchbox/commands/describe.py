@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from benchbox.console import out
-from benchbox.data.root import known_files
+from benchbox.data.root import published_sha256
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.task import DataFile, TaskGroup, task_class
@@ -39,7 +39,7 @@ def describe_lines(name: str) -> list[str]:
     declared = [f for f in task.data_files if isinstance(f, DataFile)]
     files = [f for f in task().required_files(option_values(task, TaskOptions())) if f not in {d.path for d in declared}]
     lines.append("  data files (default options):" if files or declared else "  data files: none")
-    expected = {known.path: known.sha256 for entries in known_files().values() for known in entries}
+    expected = published_sha256()
     lines += [f"    {f}{' sha256 ' + expected[f] if f in expected else ' (no published checksum)'}" for f in files]
     for f in declared:
         where = f" (in {f.package_dir})" if f.package_dir else ""

@@ -374,16 +374,17 @@ def compare(
     rerun: bool = False,
     labels: list[str | None] | None = None,
     item_dependence: str = "sentence-groups",
+    allow_data_mismatch: bool | None = None,
 ) -> Comparison:
     """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
     ``paper:...``; :func:`benchbox.comparison.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,
-    ``labels``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
+    ``labels``, ``allow_data_mismatch``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
     keywords). Settings are checked before anything is evaluated."""
     _check_settings(test, correction, family, pooling, item_dependence)
     if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
-    on_demand = OnDemand(data_dir, runs_dir, options or TaskOptions(), cache, rerun)
+    on_demand = OnDemand(data_dir, runs_dir, options or TaskOptions(), cache, rerun, allow_data_mismatch)
     resolved = resolve_sources(sources, names, on_demand=on_demand, log=log, labels=labels)
     for line in not_seeds(resolved):
         log(line)

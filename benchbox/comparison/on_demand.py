@@ -19,21 +19,23 @@ from benchbox.reuse import find_reusable_run
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.outdir import check_writable
 from benchbox.storage.runs import Run
-from benchbox.task import resolve_tasks
+from benchbox.task import require_task_data, resolve_tasks
 from benchbox.task_options import TaskOptions, resolve_options
 
 
 @dataclass(frozen=True)
 class OnDemand:
     """How encoders among the sources are evaluated: the data root, the runs folder they are looked up in and
-    written to, the task options, the embedding cache, and ``rerun`` (evaluate afresh even when a matching run
-    exists)."""
+    written to, the task options, the embedding cache, ``rerun`` (evaluate afresh even when a matching run
+    exists) and ``allow_data_mismatch`` (evaluate data files that are not the published ones,
+    :func:`benchbox.task.require_task_data`)."""
 
     data_dir: str | os.PathLike | None = None
     runs_dir: str | os.PathLike = "runs"
     options: TaskOptions = field(default_factory=TaskOptions)
     cache: bool = True
     rerun: bool = False
+    allow_data_mismatch: bool | None = None
 
     def evaluate(self, found: list[Source | Pending], tasks: list[str] | None,
                  log: Callable[[str], None]) -> list[Source]:
@@ -46,8 +48,8 @@ class OnDemand:
         data = DataRoot(self.data_dir)
         task_objs = resolve_tasks(names)
         values = resolve_options(task_objs, self.options)  # run_tasks says what a flag overrides
-        for task in task_objs:  # missing data fails before any evaluation
-            data.require(task.required_files(values[task.name]))
+        # missing data, or not the published data, fails before any evaluation (and before a run is reused)
+        require_task_data(data, task_objs, values, allow_data_mismatch=self.allow_data_mismatch)
 
         def reusable(record: dict, said: Callable[[str], None] = log) -> Run | None:
             return None if self.rerun else find_reusable_run(self.runs_dir, encoder=record, tasks=task_objs,
@@ -71,7 +73,8 @@ class OnDemand:
                 log(f"reusing run {run.path} for {s.spec}")
             else:
                 path = run_tasks(s.encoder, names, data_dir=self.data_dir, options=self.options, cache=self.cache,
-                                 log=log, label=s.label).save(self.runs_dir)
+                                 log=log, label=s.label,
+                                 allow_data_mismatch=self.allow_data_mismatch).save(self.runs_dir)
                 log(f"run written to {path}")
                 run = Run.open(path)
             out.append(run_source(run, s.label or default_label(run), spec=origin(s.spec)))

@@ -39,7 +39,7 @@ from benchbox.embedding_checks import check_image_output
 from benchbox.encoder import VisionLanguageEncoder
 from benchbox.errors import BenchboxError
 from benchbox.limits import IMAGE_ENV_VAR, max_image_bytes
-from benchbox.storage.identity import image_cache_key
+from benchbox.storage.identity import computation, image_cache_key
 from benchbox.data.image_features import IMAGE_EXTENSIONS, normalise_id
 
 if TYPE_CHECKING:
@@ -200,7 +200,8 @@ def image_embedder(
             return encode(list(images.paths))
         checksums = [data.checksum(p) for p in images.paths]
         by_checksum = dict(zip(checksums, images.paths))
-        return cache.embed(image_cache_key(encoder), checksums, lambda keys: encode([by_checksum[k] for k in keys]))
+        return cache.embed(image_cache_key(encoder), checksums, lambda keys: encode([by_checksum[k] for k in keys]),
+                           computation(encoder))
 
     return embed
 

@@ -26,6 +26,9 @@ EMBEDDED_ROOT = Path(__file__).parent / "embedded"
 #: how run manifests name a file read from the embedded copy: ``embedded:<path>``
 EMBEDDED_PREFIX = "embedded:"
 ENV_VAR = "BENCHBOX_DATA"
+#: ``1``: evaluate data files whose sha256 is not the published one, as ``--allow-data-mismatch`` does
+#: (:func:`benchbox.task.require_task_data`; the test suite sets it: its small data roots are not the published data)
+ALLOW_MISMATCH_ENV = "BENCHBOX_ALLOW_DATA_MISMATCH"
 
 _STS_WIKI = "http://ixa2.si.ehu.es/stswiki/images"
 _SENTEVAL = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
@@ -68,6 +71,13 @@ def known_files() -> dict[str, list[KnownFile]]:
     """Dataset name → its files, from the packaged manifest."""
     raw = json.loads((Path(__file__).parent / "data_manifest.json").read_text())
     return {name: [KnownFile(name, **entry) for entry in entries] for name, entries in raw.items()}
+
+
+@cache
+def published_sha256() -> dict[str, str]:
+    """Path relative to the data root → the sha256 ``data_manifest.json`` publishes for it (every dataset's files;
+    a path two datasets share has one digest)."""
+    return {known.path: known.sha256 for entries in known_files().values() for known in entries}
 
 
 def default_root() -> Path:
@@ -130,7 +140,8 @@ class DataRoot:
             raise BenchboxError(missing_message(self.root, missing))
 
     def label(self, path: Path) -> str:
-        """How a located file is named in run manifests: its path relative to the root or ``embedded:``."""
+        """How a located file is named in run manifests: its path relative to the root or ``embedded:``, else
+        (a task's package file) its resolved path, whatever folder the command ran in."""
         try:
             return str(path.relative_to(EMBEDDED_ROOT)).replace(os.sep, "/").join((EMBEDDED_PREFIX, ""))
         except ValueError:
@@ -138,7 +149,7 @@ class DataRoot:
         try:
             return str(path.relative_to(self.root)).replace(os.sep, "/")
         except ValueError:
-            return str(path)
+            return str(path.resolve())
 
     def checksum(self, path: Path) -> str:
         if path not in self._checksums:

@@ -8,6 +8,13 @@ bytes, embeddings first). Each file is written atomically (temporary file, then 
 so an interrupted write leaves no half shard. The cache dir is ``--cache-dir``, else ``$BENCHBOX_CACHE``, else
 the user cache dir.
 
+Computation: a folder's name ends in a digest of the versions of what computed its vectors (the encoder's
+provider and the libraries its class declares, :func:`benchbox.storage.identity.computation`); the part before
+the last ``-`` is the encoder's *family*. The versions are written beside the shards, in :data:`COMPUTED_BY`.
+When a family's folder for the current versions is new and an older one of the family holds shards, one line
+says which versions changed (``embedding cache: transformers 4.40.0 -> 4.41.0 since these vectors were cached;
+re-embedding``) and the sentences are encoded again; the old folder stays until ``benchbox cache clear``.
+
 Integrity: only embeddings that passed :func:`benchbox.embedding_checks.check_encoder_output` (shape
 [n, dim], float32, finite) are written. When a fingerprint's shards are opened, every shard's checksum is
 recomputed; a shard that fails it (permuted, edited, truncated, bit-flipped), lacks it, or does not parse is
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import re
 import uuid
@@ -44,6 +52,8 @@ KEY_BYTES = 16
 QUARANTINE = "quarantine"
 #: the file that marks a folder as a benchbox embedding cache root
 MARKER = ".benchbox-cache"
+#: the file of an encoder folder that records the versions that computed its vectors (JSON: distribution → version)
+COMPUTED_BY = "computed_by.json"
 #: the files a shard consists of: ``<uuid4 hex>.emb.npy|.keys.npy|.sha256`` (``_add_shard``), and the hidden
 #: temporaries :func:`benchbox.storage.atomic.temporary_sibling` names after them
 SHARD_FILE = re.compile(r"(\.?[0-9a-f]{32})(\.emb|\.keys)?(\.[0-9a-f]{32})?\.(npy|sha256)")
@@ -74,14 +84,15 @@ def shard_digest(emb_bytes: bytes, keys_bytes: bytes) -> str:
 
 def is_encoder_folder(path: Path) -> bool:
     """Whether ``path`` is a folder the cache made for one encoder: a real folder (not a link) holding only
-    shard files and a quarantine folder that holds only shard files."""
+    shard files, its :data:`COMPUTED_BY` record and a quarantine folder that holds only shard files."""
     if path.is_symlink() or not path.is_dir():
         return False
     for entry in path.iterdir():
         if entry.name == QUARANTINE and not entry.is_symlink() and entry.is_dir():
             if not all(SHARD_FILE.fullmatch(f.name) and f.is_file() and not f.is_symlink() for f in entry.iterdir()):
                 return False
-        elif not (SHARD_FILE.fullmatch(entry.name) and entry.is_file() and not entry.is_symlink()):
+        elif not ((SHARD_FILE.fullmatch(entry.name) or entry.name == COMPUTED_BY) and entry.is_file()
+                  and not entry.is_symlink()):
             return False
     return True
 
@@ -188,11 +199,13 @@ class EmbeddingCache:
         self.quarantined = 0
         self.log = log or console_log
 
-    def _load(self, fingerprint: str) -> dict[bytes, tuple[int, int]]:
+    def _load(self, fingerprint: str, computed_by: dict[str, str | None] | None = None) -> dict[bytes, tuple[int, int]]:
         if fingerprint in self._index:
             return self._index[fingerprint]
         index: dict[bytes, tuple[int, int]] = {}
         shards: list[np.ndarray] = []
+        if computed_by is not None and not shard_key_files(self.directory / fingerprint):
+            self._say_superseded(fingerprint, computed_by)
         for keys_file in shard_key_files(self.directory / fingerprint):
             try:
                 keys, emb = read_shard(keys_file)
@@ -210,15 +223,40 @@ class EmbeddingCache:
         self._shards[fingerprint] = shards
         return index
 
+    def _say_superseded(self, folder: str, computed_by: dict[str, str | None]) -> None:
+        """One line when an older folder of ``folder``'s family holds vectors computed by other versions
+        (module docstring)."""
+        family = folder.rpartition("-")[0]
+        older = [p for p in encoder_folders(self.directory)
+                 if p.name != folder and p.name.rpartition("-")[0] == family and shard_key_files(p)]
+        if not family or not older:
+            return
+        latest = max(older, key=lambda p: p.stat().st_mtime_ns)
+        try:
+            before = json.loads((latest / COMPUTED_BY).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            before = None
+        if not isinstance(before, dict):
+            self.log(f"embedding cache: the vectors cached in {latest.name} do not record the library versions that "
+                     "computed them (an earlier benchbox); re-embedding")
+            return
+        changed = [f"{name} {before.get(name)} -> {computed_by.get(name)}"
+                   for name in sorted(set(before) | set(computed_by)) if before.get(name) != computed_by.get(name)]
+        self.log(f"embedding cache: {', '.join(changed) or 'the computation'} since these vectors were cached; "
+                 "re-embedding")
+
     def embed(
         self,
         fingerprint: str,
         sentences: list[str],
         encode: Callable[[list[str]], np.ndarray],
+        computed_by: dict[str, str | None] | None = None,
     ) -> np.ndarray:
         """Embeddings of ``sentences``; only sentences never seen for ``fingerprint`` reach ``encode``
-        (each distinct text once), and their embeddings are stored as a new shard."""
-        index = self._load(fingerprint)
+        (each distinct text once), and their embeddings are stored as a new shard. ``computed_by``: the
+        versions that compute them (:func:`benchbox.storage.identity.computation`), recorded in the folder and
+        compared with an older folder of its family (module docstring)."""
+        index = self._load(fingerprint, computed_by)
         keys = [text_key(s) for s in sentences]
         todo: dict[bytes, str] = {}
         for key, sentence in zip(keys, sentences):
@@ -230,7 +268,7 @@ class EmbeddingCache:
             shards = self._shards[fingerprint]
             width = shards[0].shape[1] if shards else None
             new = check_encoder_output(encode(list(todo.values())), list(todo.values()), fingerprint, width)
-            self._add_shard(fingerprint, list(todo), new)
+            self._add_shard(fingerprint, list(todo), new, computed_by)
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
         shards = self._shards[fingerprint]
@@ -242,9 +280,11 @@ class EmbeddingCache:
             out[positions] = shards[shard_id][[rows[i][1] for i in positions]]
         return out
 
-    def _add_shard(self, fingerprint: str, keys: list[bytes], emb: np.ndarray) -> None:
+    def _add_shard(self, fingerprint: str, keys: list[bytes], emb: np.ndarray,
+                   computed_by: dict[str, str | None] | None = None) -> None:
         folder = self.directory / fingerprint
         folder.mkdir(parents=True, exist_ok=True)
+        record = folder / COMPUTED_BY if computed_by is not None and not (folder / COMPUTED_BY).is_file() else None
         shard = uuid.uuid4().hex
         emb_bytes = _npy_bytes(emb)
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES))
@@ -253,8 +293,10 @@ class EmbeddingCache:
             write_bytes(folder / f"{shard}.emb.npy", emb_bytes)
             write_bytes(folder / f"{shard}.sha256", shard_digest(emb_bytes, keys_bytes).encode())
             write_bytes(keys_file, keys_bytes)
+            if record is not None:  # the folder's first shard: what computed its vectors
+                write_bytes(record, json.dumps(computed_by, sort_keys=True).encode())
         except BaseException:  # a full disk, an interrupt: no half shard stays behind
-            for path in shard_files(keys_file):
+            for path in [*shard_files(keys_file), *([record] if record is not None else [])]:
                 path.unlink(missing_ok=True)
             raise
         mark_cache_root(self.directory)  # after the shard: a write that failed leaves no file at all

@@ -16,9 +16,11 @@ Three joints follow from it, each here so that they cannot disagree:
   the one asked for is empty;
 - **seeds**: runs are seeds of one model only when their identities differ in the seed alone
   (:func:`seed_free`; the fingerprint differs with the weights a seed gives);
-- **the embedding cache** (:func:`cache_key`): the fingerprint with the output width and the providing
-  distribution's version, so a plugin that changes width or code under one fingerprint is never served
-  the vectors of the old one.
+- **the embedding cache** (:func:`cache_key`): the fingerprint with the output width and a digest of what
+  computes the vectors (:func:`computation`: the providing distribution's version and those of the libraries
+  the encoder's class declares in ``computed_by``), so a plugin that changes width or code under one
+  fingerprint, or an upgraded library (transformers' image processor moved CLIP image embeddings by up to
+  8.6e-5), is never served the vectors of the old one.
 
 The build of an encoder (where it came from, the options it got) is attached by
 :func:`benchbox.encoder_loading.load_encoder` (:func:`attach_build`); an encoder made some other way records
@@ -32,8 +34,11 @@ import hashlib
 import inspect
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
 from typing import Any
 
+from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.provenance import component
 
@@ -146,18 +151,42 @@ def task_record(task: Any) -> dict[str, Any]:
             "version": getattr(task, "version", None)}
 
 
-def cache_key(encoder: Any) -> str:
-    """The embedding-cache folder of ``encoder``: its fingerprint, output width and a digest of its provider's
-    version (module docstring)."""
+def computation(encoder: Any) -> dict[str, str | None]:
+    """What computes ``encoder``'s vectors besides its weights: the distribution that provides it and the libraries
+    its class declares in ``computed_by`` (a plugin's own class for an adapted encoder; default
+    :attr:`benchbox.encoder.Encoder.computed_by`), each with its installed version (None: not installed)."""
+    from benchbox.encoder import Encoder
+
+    declared = getattr(getattr(encoder, "wrapped", encoder), "computed_by", Encoder.computed_by)
+    if isinstance(declared, str) or not all(isinstance(name, str) for name in declared):
+        raise BenchboxError(f"encoder {encoder.name!r}: computed_by must be a tuple of distribution names (e.g. "
+                            f"(\"numpy\", \"torch\")), got {declared!r}")
     build = _build(encoder)
-    provider = hashlib.sha256(json.dumps([build.distribution, build.version]).encode()).hexdigest()[:8]
-    return f"{encoder.fingerprint()}-d{encoder.dim}-{provider}"
+    provider = {build.distribution: build.version} if build.distribution else {}
+    return {**provider, **{name: installed_version(name) for name in declared}}
+
+
+@lru_cache(maxsize=None)
+def installed_version(distribution: str) -> str | None:
+    """The installed version of ``distribution``, None when it is not installed."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def cache_key(encoder: Any, side: str = "") -> str:
+    """The embedding-cache folder of ``encoder``: ``<fingerprint>-d<width><side>-<digest of its computation>``
+    (module docstring); what precedes the last ``-`` is the encoder's *family* in the cache
+    (:mod:`benchbox.storage.cache`), shared by the folders of earlier library versions."""
+    digest = hashlib.sha256(json.dumps(computation(encoder), sort_keys=True).encode()).hexdigest()[:8]
+    return f"{encoder.fingerprint()}-d{encoder.dim}{side}-{digest}"
 
 
 def image_cache_key(encoder: Any) -> str:
     """The embedding-cache folder of a vision–language encoder's image side: :func:`cache_key` marked
     ``-images``."""
-    return f"{cache_key(encoder)}-images"
+    return cache_key(encoder, "-images")
 
 
 def differences(recorded: Any, wanted: Any, path: str = "") -> list[tuple[str, Any, Any]]:

@@ -91,8 +91,8 @@ class Manifest:
     #: and the training data (sizes, ``sources`` checksums)
     training: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
-    #: the settings as the manifest groups them (``options``, ``config`` or ``training``, ``data_root``): what a
-    #: report lists under each key
+    #: the settings as the manifest groups them (``options``, ``config`` or ``training``, ``data_root``, and
+    #: ``data_mismatch``: the files evaluated under ``--allow-data-mismatch``): what a report lists under each key
     settings: dict[str, Any] = field(default_factory=dict)
     #: training runs: ``running``, ``complete`` or ``stopped``; the error that stopped one, the step a signal
     #: stopped it at, and the steps of an epoch
@@ -145,7 +145,8 @@ class Manifest:
             command=[str(a) for a in raw["command"]] if isinstance(raw.get("command"), list) else [],
             training=dict(_dict(raw.get("config")) or _dict(raw.get("training"))),
             data=dict(_dict(raw.get("data"))),
-            settings={key: raw[key] for key in ("options", "config", "training", "data_root") if key in raw},
+            settings={key: raw[key] for key in ("options", "config", "training", "data_root", "data_mismatch")
+                      if key in raw},
             status=_text(raw.get("status")),
             error=_text(raw.get("error")),
             stopped_at_step=_int(raw.get("stopped_at_step")),

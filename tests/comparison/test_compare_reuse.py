@@ -32,9 +32,9 @@ def setup(tmp_path):
     return tmp_path / "runs", tmp_path / "empty"
 
 
-def _compare(runs: Path, data: Path, *models: str, tasks=("stsb-cosine",), rerun: bool = False, log=None):
+def _compare(runs: Path, data: Path, *models: str, tasks=("stsb-cosine",), rerun: bool = False, log=None, **kwargs):
     return compare(list(models), list(tasks), data_dir=data, runs_dir=runs, n_boot=BOOT,
-                   options=TaskOptions(bootstrap=BOOT), log=log or (lambda message: None), rerun=rerun)
+                   options=TaskOptions(bootstrap=BOOT), log=log or (lambda message: None), rerun=rerun, **kwargs)
 
 
 def _folders(runs: Path) -> set[str]:
@@ -126,7 +126,8 @@ def test_an_eval_run_is_reused_only_with_the_same_options(setup, option):
         assert comparison.table.query("metric == 'pearson'")["value_a"].iloc[0] == pytest.approx(pearson, abs=0)
 
 
-def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(setup, tmp_path):
+def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(setup, tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHBOX_ALLOW_DATA_MISMATCH")  # a changed published file is refused unless allowed
     runs, data = setup
     _compare(runs, data, "glove-bow", "letter-counts")
     glove = next(p for p in runs.iterdir() if "glove-bow" in p.name)
@@ -141,8 +142,10 @@ def test_changed_data_altered_tables_or_another_benchbox_version_are_not_reused(
     fields = lines[0].split("\t")
     fields[4] = "0.000" if fields[4] != "0.000" else "5.000"
     target.write_text("".join(["\t".join(fields), *lines[1:]]), encoding="utf-8")
+    with pytest.raises(BenchboxError, match="not the .* published for"):  # not the published file: refused
+        _compare(runs, changed, "glove-bow", "letter-counts")
     log = []
-    _compare(runs, changed, "glove-bow", "letter-counts", log=log.append)
+    _compare(runs, changed, "glove-bow", "letter-counts", log=log.append, allow_data_mismatch=True)
     assert not any(line.startswith("reusing") for line in log) and len(_folders(runs)) == 4
 
     # the identical file under a data root is the same data: reused

@@ -97,13 +97,13 @@ def test_the_manifest_records_the_encoder_as_built_and_each_task_implementation(
     record = json.loads((folder / MANIFEST).read_text())
     encoder = record["encoder"]
     assert encoder["source"] == "local:hashed" and encoder["class"] == "tests.storage.test_run_identity.Hashed"
-    assert encoder["options"] == {"dim": "16", "seed": 0}  # given (as typed) and defaulted
+    assert encoder["options"] == {"dim": 16, "seed": 0}  # given (typed by the signature) and defaulted
     assert encoder["seed_option"] == "seed" and encoder["seed"] == 0 and encoder["dim"] == 16
     task = record["tasks"]["stsb-cosine"]["implementation"]
     assert task["class"] == "benchbox.tasks.sts_cosine.STSBCosine" and task["version"] == STSBCosine.version
     assert task["provider"]["distribution"] == "benchbox"
     typed = Run.open(folder).record
-    assert typed.encoder.options == {"dim": "16", "seed": 0} and typed.tasks["stsb-cosine"].version == STSBCosine.version
+    assert typed.encoder.options == {"dim": 16, "seed": 0} and typed.tasks["stsb-cosine"].version == STSBCosine.version
 
 
 @pytest.mark.slow
@@ -138,7 +138,7 @@ def test_an_encoder_option_variant_is_not_a_seed_of_the_default(tmp_path, empty)
     assert [sorted(s.path for s in members) for members in groups.values()] == [sorted(seeds)]
     log = []
     _compare([*seeds, wider, "glove-bow"], runs, empty, log, baseline="glove-bow")
-    assert any("are not seeds of one model: encoder.options.dim ('32' vs '64')" in line
+    assert any("are not seeds of one model: encoder.options.dim (32 vs 64)" in line
                or "are not seeds of one model: encoder.dim (32 vs 64)" in line for line in log), log
 
 

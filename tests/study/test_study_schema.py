@@ -39,6 +39,8 @@ def _load(tmp_path: Path, text: str | bytes):
     (HEAD + 'baseline = "sbert"\n' + TWO, "[study] baseline = 'sbert' names none of the compared models (glove-bow)"),
     (HEAD + TWO.replace("lowercase", "lowercas"), "[[encoder]] 2 options.lowercas: glove-bow has no option 'lowercas' "
                                                    "(did you mean 'lowercase'?)"),
+    (HEAD + TWO.replace('"false"', '"maybe"'), "[[encoder]] 2 options: glove-bow option lowercase = 'maybe': expected a "
+                                                "boolean (true/false/yes/no/1/0/on/off, any case) or none"),
     (HEAD + TWO.replace('lowercase = "false"', 'vectors = "/nonexistent.txt"'),
      "[[encoder]] 2 options.vectors = '/nonexistent.txt': no such file or folder"),
     ('[study]\ntasks = ["stsb-cosine"]\ndata-dir = "no-such-root"\n' + TWO, "[study] data-dir = 'no-such-root' is not"),
