@@ -40,7 +40,7 @@ def test_a_folder_without_runs_named_like_an_encoder_is_passed_over_in_one_line(
     (path / "glove-bow").mkdir()  # e.g. a plugin's source package, named like its encoder
     log: list[str] = []
     comparison = _compare(path, "glove-bow", str(run), log=log)
-    assert comparison.models[0].startswith("glove-bow@") and len(comparison.models) == 2
+    assert comparison.models[0].startswith("glove-bow") and len(comparison.models) == 2
     assert "glove-bow: the registered encoder (./glove-bow here holds no run; the encoder is evaluated or reused)" in log
 
 
