@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +34,19 @@ options = { lowercase = "false" }
 name = "glove-bow"
 options = { lowercase = "false", vectors = "glove-6b-50d" }
 """
-GATED = "02-tests.gated_encoder-GatedBow"
+
+
+def cell_names(text: str) -> list[str]:
+    """The cell folder names of the study ``text`` (each its encoder and the digest of its identity)."""
+    from benchbox.study.run import load_study
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.toml"
+        path.write_text(text)
+        return [cell.name for cell in load_study(path).cells]
+
+
+FIRST, GATED, THIRD = cell_names(STUDY)
 
 
 def env(gate: Path) -> dict[str, str]:

@@ -66,7 +66,9 @@ from benchbox.storage.outdir import output_lock
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
                                   read_done, run_command, safe_name, wipe, STUDY_LOCK)
-from benchbox.study.progress import Progress, live_table
+from benchbox.study.progress import Progress, live_table, running_seconds
+from benchbox.study.keys import cell_key, cell_name, changes
+from benchbox.study.opens import build_encoders
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
 from benchbox.study.warmup import Warmup
 
@@ -90,6 +92,10 @@ class Cell:
     group: str | None = None
     #: the encoder option that takes the seed (an encoder evaluated as it is); None: the seed goes to training
     seed_option: str | None = None
+    #: the position of its ``[[encoder]]`` table in the study file (1 for the first)
+    entry: int = 0
+    #: the identity of the run it produces (:mod:`benchbox.study.keys`); its folder is named after it
+    key: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,8 @@ class Study:
     data_dir: str | None
     #: the task flags of the [study] table (``text = "raw"``: ``benchbox eval --text raw`` in every cell)
     flags: dict[str, Scalar] = field(default_factory=dict)
+    #: whether ``out`` is the default folder (neither ``--out`` nor ``[study] out``): it is kept out of git
+    default_out: bool = False
 
 
 def _option_text(value: Scalar) -> str:
@@ -111,22 +119,27 @@ def _option_text(value: Scalar) -> str:
 
 
 def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
-               check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None) -> Study:
+               check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None,
+               build: bool = False) -> Study:
     """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options,
     data_dir)`` checks a ``train`` table against ``benchbox train ENCODER``'s own options and data (the command
-    line supplies it)."""
+    line supplies it); ``build``: also build every encoder evaluated as it is (``--check``,
+    :func:`benchbox.study.opens.build_encoders`)."""
     from benchbox.threads import cpu_count
 
     path = Path(path)
     spec, flags = read_study_file(path)
-    seed_options = check_meaning(path, spec, flags)
+    checked = check_meaning(path, spec, flags)
+    if build:
+        build_encoders(path, spec, checked.seed_options)
     root = study_data_dir(path, spec.study)
     data_dir = str(root) if root is not None else None  # as the cells get it (--data-dir)
     cells: list[Cell] = []
-    for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
+    for i, (entry, seed_option, target, source) in enumerate(zip(spec.encoder, checked.seed_options,
+                                                                 checked.targets, checked.sources), 1):
         if entry.run is not None:
             run = beside(path, entry.run).resolve()
-            cells.append(Cell(safe_name(f"run-{i}-{run.name}"), run.name, run=str(run)))
+            cells.append(Cell(safe_name(f"run-{i}-{run.name}"), run.name, run=str(run), entry=i))
             continue
         if entry.train is not None and check_train is not None:
             try:
@@ -139,14 +152,21 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         if group and any(c.group == group for c in cells):
             group = f"{group} #{i}"
         for seed in seeds:
-            label = safe_name(f"{i:02d}-{entry.name}" + (f"-seed{seed}" if seed is not None else ""))
-            cells.append(Cell(label, entry.name, seed, dict(entry.train or {}), options, group=group,
-                              seed_option=seed_option if seed is not None else None))
+            key = cell_key(target, source, {k.replace("-", "_"): v for k, v in entry.options.items()}, seed=seed, seed_option=seed_option,
+                           train=entry.train, tasks=checked.tasks, values=checked.values, flags=flags)
+            name = cell_name(safe_name(entry.name + (f"-seed{seed}" if seed is not None else "")), key)
+            same = next((c for c in cells if c.key == key), None)
+            if same is not None:
+                raise BenchboxError(f"{path}: [[encoder]] {i} is the same model as [[encoder]] {same.entry} (same "
+                                    "encoder, options, seed and training): drop one")
+            cells.append(Cell(name, entry.name, seed, dict(entry.train or {}), options, group=group,
+                              seed_option=seed_option if seed is not None else None, entry=i, key=key))
     if len(cells) < 2:
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
-    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
+    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags,
+                 default_out=not (out or head.out))
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
@@ -219,9 +239,10 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
         reason = f"expected one evaluation run in {folder / 'runs'}, found {len(runs)}"
         mark_failed(folder, reason, started)
         raise CellFailed(reason)
-    record = {"cell": cell.name, "run": str(runs[0]), "seconds": round(time.time() - started, 1), "seed": cell.seed}
+    record = {"cell": cell.name, "run": runs[0].relative_to(study.out).as_posix(), "entry": cell.entry,
+              "encoder": cell.encoder, "seconds": round(time.time() - started, 1), "seed": cell.seed, "key": cell.key}
     write_json(folder / DONE, record, sort_keys=True)
-    return record
+    return {**record, "run": str(runs[0])}
 
 
 def _log_tail(cell: Cell, study: Study, lines: int = 15) -> str:
@@ -362,31 +383,29 @@ def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None
     :data:`benchbox.console.LOG_SECONDS`); ``live``: a live table of the cells instead (a terminal)."""
     ray = connect_ray(ray_address) if ray_address else None
     study.out.mkdir(parents=True, exist_ok=True)
+    if study.default_out and not (study.out / ".gitignore").exists():
+        (study.out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
     with output_lock(study.out, "--out", name=STUDY_LOCK):
-        return _run_locked(study, log, ray, heartbeat or Heartbeat(), live)
+        return _run_locked(study, log, ray, heartbeat or Heartbeat(), live, rerun_command(study, ray_address))
+
+
+#: what the default study folder holds (beside the study file, often in a repository): git ignores it all
+GITIGNORE = "# written by benchbox study: a study folder is output, kept out of git (delete this file to commit it)\n*\n"
+
+
+def rerun_command(study: Study, ray_address: str | None = None) -> str:
+    """The command that runs this study again (resumes it), complete and copyable: the files included
+    (``--include``), the study folder (``--out``) and the Ray cluster, as given to this one."""
+    include = [x for path in INCLUDED for x in ("--include", str(path))]
+    ray = ["--ray", ray_address] if ray_address else []
+    return shlex.join(["benchbox", *include, "study", str(study.path), "--out", str(study.out), *ray])
 
 
 def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: Heartbeat,
-                live: bool) -> dict[str, Any]:
-    progress = Progress(study.jobs, heartbeat, log)
-    finished: dict[str, str] = {}
-    skipped, failed, stopped, todo = [], {}, [], []
-    for cell in study.cells:
-        if cell.run is not None:
-            finished[cell.name] = cell.run
-            skipped.append(cell.name)
-            continue
-        folder = cell_folder(study.out, cell.name)
-        record, problem = read_done(folder)
-        if problem:
-            log(f"cell {cell.name}: {problem}; it is run again")
-        if record:
-            finished[cell.name] = record["run"]
-            skipped.append(cell.name)
-            progress.finished(record.get("seconds"))
-        else:
-            wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
-            todo.append(cell)
+                live: bool, command: str) -> dict[str, Any]:
+    progress = Progress(study.jobs, heartbeat, log, running=lambda: running_seconds(study))
+    failed, stopped = {}, []
+    finished, skipped, todo = _plan(study, log, progress)
     heartbeat.due()  # the first line is this one; the next is due an interval later
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
     # the comparison's and the report's imports, done while the cells run (benchbox.study.warmup); left, the
@@ -414,25 +433,107 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
     summary = {"failed": failed, "skipped": skipped, "stopped": stopped,
                "interrupted": received[0] if received else None}
     if received:
-        log(_interrupted_line(study, received[0], finished, stopped))
+        log(_interrupted_line(study, received[0], finished, stopped, command))
         return {**summary, "runs": [], "outputs": {}}
     cells = [c for c in study.cells if c.name in finished]
     runs = [finished[c.name] for c in cells]
     outputs: dict[str, str] = {}
     if len(runs) >= 2:
         outputs = _compare_and_report(study, cells, runs, log)
-    log(_final_line(study, finished, failed, outputs))
+    log(_final_line(study, finished, failed, outputs, command))
     return {**summary, "runs": runs, "outputs": outputs}
 
 
-def _interrupted_line(study: Study, signum: int, finished: dict[str, str], stopped: list[str]) -> str:
+def _plan(study: Study, log: Callable[[str], None], progress: Progress) -> tuple[dict[str, str], list[str], list[Cell]]:
+    """Which cells are reused and which are run (the module docstring of :mod:`benchbox.study.keys`): a cell is
+    reused when its folder holds a finished run of its key whose data files are unchanged; any other is wiped and
+    run, with one line saying what changed since the cell it replaces (the finished cell no longer in the file
+    with the same encoder and seed, else at the same position). The finished cells no longer in the file are
+    said in one line and left out of the comparison (their folders stay). Returns the finished runs by cell, the
+    cells skipped and the cells to run."""
+    from benchbox.data.root import DataRoot
+
+    finished: dict[str, str] = {}
+    skipped, todo = [], []
+    earlier = _earlier_cells(study)
+    data = DataRoot(study.data_dir)
+    for cell in study.cells:
+        if cell.run is not None:
+            finished[cell.name] = cell.run
+            skipped.append(cell.name)
+            continue
+        folder = cell_folder(study.out, cell.name)
+        record, problem = read_done(folder)
+        if record is not None:
+            problem = _stale(record, cell, data)
+            record = None if problem else record
+        if problem:
+            log(f"cell {cell.name}: {problem}; it is run again")
+        if record:
+            finished[cell.name] = record["run"]
+            skipped.append(cell.name)
+            progress.finished(record.get("seconds"))
+            continue
+        replaced = _replaced(cell, earlier)
+        if replaced is not None:
+            log(f"cell {cell.name} ([[encoder]] {cell.entry}) is run: {changes(earlier.pop(replaced)['key'], cell.key)}"
+                f" since cell {replaced}")
+        wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
+        todo.append(cell)
+    if earlier:
+        log(f"{len(earlier)} finished cell(s) no longer in {study.path} left out of the comparison: "
+            f"{', '.join(sorted(earlier))} (their folders stay in {study.out / 'cells'})")
+    return finished, skipped, todo
+
+
+def _earlier_cells(study: Study) -> dict[str, dict[str, Any]]:
+    """The finished cells in the study folder that the file no longer declares, by folder name."""
+    names = {cell.name for cell in study.cells}
+    found = {}
+    cells = study.out / "cells"
+    for folder in sorted(cells.iterdir()) if cells.is_dir() else []:
+        if folder.name not in names and folder.is_dir() and not folder.is_symlink():
+            record, _ = read_done(folder)
+            if record is not None:
+                found[folder.name] = {**record, "finished": (folder / DONE).stat().st_mtime_ns}
+    return found
+
+
+def _stale(record: dict[str, Any], cell: Cell, data: Any) -> str | None:
+    """Why a finished cell cannot be reused (its record is of another key, or a data file its run read changed),
+    else None."""
+    from benchbox.reuse import data_unchanged
+    from benchbox.storage.runs import Run
+
+    if record.get("key") != cell.key:
+        return (f"its {DONE} records another identity ({changes(record['key'], cell.key)})"
+                if isinstance(record.get("key"), dict) else f"its {DONE} records no identity (an older study)")
+    try:
+        tasks = Run.open(Path(record["run"])).record.tasks
+    except (BenchboxError, OSError) as exc:
+        return f"its run cannot be read ({exc})"
+    changed = [name for name, task in tasks.items() if not data_unchanged(task.data_checksums, data)]
+    return f"the data files of {', '.join(changed)} changed since it ran" if changed else None
+
+
+def _replaced(cell: Cell, earlier: dict[str, dict[str, Any]]) -> str | None:
+    """The earlier cell (a key of ``earlier``, newest first) that ``cell`` takes the place of: the same encoder
+    and seed, else the same position and seed; None when there is none."""
+    keyed = sorted((n for n, r in earlier.items() if isinstance(r.get("key"), dict)),
+                   key=lambda n: earlier[n]["finished"], reverse=True)
+    same = [n for n in keyed if earlier[n].get("encoder") == cell.encoder and earlier[n].get("seed") == cell.seed]
+    same = same or [n for n in keyed if earlier[n].get("entry") == cell.entry and earlier[n].get("seed") == cell.seed]
+    return same[0] if same else None
+
+
+def _interrupted_line(study: Study, signum: int, finished: dict[str, str], stopped: list[str], command: str) -> str:
     return (f"study {study.path} interrupted by {signal.Signals(signum).name}: {len(finished)} cells done and kept, "
-            f"{len(stopped)} stopped or not started; resume with `benchbox study {study.path} --out {study.out}` "
-            "(only the unfinished cells run)")
+            f"{len(stopped)} stopped or not started; resume with `{command}` (only the unfinished cells run)")
 
 
-def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], outputs: dict[str, str]) -> str:
-    """What was written and what to run next."""
+def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], outputs: dict[str, str],
+                command: str) -> str:
+    """What was written and what to run next (``command``: :func:`rerun_command`)."""
     head = f"study {study.path}: {len(finished)} cells done, {len(failed)} failed; "
     if outputs:
         head += (f"wrote {outputs['comparison']}, {outputs['csv']} and {outputs['report']}; ")
@@ -440,16 +541,18 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
         head += "fewer than two cells finished, so no comparison or report was written; "
     if failed or not outputs:
         return head + (f"next: fix the failed cells (their logs: {study.out / 'cells'}/<cell>/{LOG}) and run "
-                       f"`benchbox study {study.path}` again (finished cells are not redone)")
-    return head + (f"next: read {outputs['report']}; after adding encoders or seeds to {study.path}, "
-                   f"`benchbox study {study.path}` runs only the new cells")
+                       f"`{command}` again (finished cells are not redone)")
+    return head + (f"next: read {outputs['report']}; after editing {study.path}, `{command}` runs only the cells "
+                   "whose identity changed")
 
 
 def cell_labels(cells: list[Cell]) -> list[str]:
     """How the comparison and the report name each cell's model, the same in every run of the study: the
     encoder's name (with ``seed N`` for a seed), else, when that repeats, the cell's name."""
     names = [cell.encoder + (f" seed {cell.seed}" if cell.seed is not None else "") for cell in cells]
-    return [name if names.count(name) == 1 else cell.name for name, cell in zip(names, cells)]
+    return [name if names.count(name) == 1 else
+            safe_name(f"{cell.entry:02d}-{cell.encoder}" + (f"-seed{cell.seed}" if cell.seed is not None else ""))
+            for name, cell in zip(names, cells)]
 
 
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:
