@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,3 +111,55 @@ def stopped_at_the_end(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.communicate(timeout=120)
+
+
+#: a small real plugin of the study tests (tests/study/test_study_identity.py, test_study_check.py): the module of
+#: its encoder `toyhash:HashBow`, installed with its distribution `toyhash` by :func:`install_plugin`
+PLUGIN = '''
+"""A hashed bag of words: each lower-cased word adds a fixed random vector of ``dim`` values (seeded by the
+word's sha256), averaged."""
+import hashlib
+import numpy as np
+
+
+class HashBow:
+    name = "hashbow"
+
+    def __init__(self, dim: int = 32) -> None:
+        if not 1 <= int(dim) <= 4096:
+            raise ValueError(f"hashbow: dim must be between 1 and 4096, got {dim}")
+        self.dim = int(dim)
+
+    def _word(self, word):
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self.dim)
+
+    def encode(self, sentences):
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        for i, sentence in enumerate(sentences):
+            words = sentence.lower().split()
+            if words:
+                out[i] = np.mean([self._word(w) for w in words], axis=0)
+        return out
+
+    def fingerprint(self):
+        return f"hashbow-{self.dim}"
+'''
+
+
+def install_plugin(site: Path, version: str) -> None:
+    """The plugin's module and its distribution ``toyhash`` at ``version`` (any other version removed)."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "toyhash.py").write_text(PLUGIN)
+    for old in site.glob("toyhash-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"toyhash-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: toyhash\nVersion: {version}\n")
+    (info / "top_level.txt").write_text("toyhash\n")
+    (info / "RECORD").write_text("toyhash.py,,\n")
+
+
+def environment(site: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), str(ROOT),
+                                                                      os.environ.get("PYTHONPATH")]))}

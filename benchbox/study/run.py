@@ -447,15 +447,15 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
 def _plan(study: Study, log: Callable[[str], None], progress: Progress) -> tuple[dict[str, str], list[str], list[Cell]]:
     """Which cells are reused and which are run (the module docstring of :mod:`benchbox.study.keys`): a cell is
     reused when its folder holds a finished run of its key whose data files are unchanged; any other is wiped and
-    run, with one line saying what changed since the cell it replaces (the finished cell no longer in the file
-    with the same encoder and seed, else at the same position). The finished cells no longer in the file are
-    said in one line and left out of the comparison (their folders stay). Returns the finished runs by cell, the
-    cells skipped and the cells to run."""
+    run, with one line saying what changed since the cell it replaces (:func:`_replaced`). The finished cells no
+    longer in the file (replaced or removed) are said in one line and left out of the comparison; their folders
+    stay, so that undoing an edit finds them again. Returns the finished runs by cell, the cells skipped and the
+    cells to run."""
     from benchbox.data.root import DataRoot
 
     finished: dict[str, str] = {}
     skipped, todo = [], []
-    earlier = _earlier_cells(study)
+    earlier, used = _earlier_cells(study), set()
     data = DataRoot(study.data_dir)
     for cell in study.cells:
         if cell.run is not None:
@@ -474,9 +474,10 @@ def _plan(study: Study, log: Callable[[str], None], progress: Progress) -> tuple
             skipped.append(cell.name)
             progress.finished(record.get("seconds"))
             continue
-        replaced = _replaced(cell, earlier)
+        replaced = _replaced(cell, earlier, used)
         if replaced is not None:
-            log(f"cell {cell.name} ([[encoder]] {cell.entry}) is run: {changes(earlier.pop(replaced)['key'], cell.key)}"
+            used.add(replaced)
+            log(f"cell {cell.name} ([[encoder]] {cell.entry}) is run: {changes(earlier[replaced]['key'], cell.key)}"
                 f" since cell {replaced}")
         wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
         todo.append(cell)
@@ -516,11 +517,12 @@ def _stale(record: dict[str, Any], cell: Cell, data: Any) -> str | None:
     return f"the data files of {', '.join(changed)} changed since it ran" if changed else None
 
 
-def _replaced(cell: Cell, earlier: dict[str, dict[str, Any]]) -> str | None:
-    """The earlier cell (a key of ``earlier``, newest first) that ``cell`` takes the place of: the same encoder
-    and seed, else the same position and seed; None when there is none."""
-    keyed = sorted((n for n, r in earlier.items() if isinstance(r.get("key"), dict)),
-                   key=lambda n: earlier[n]["finished"], reverse=True)
+def _replaced(cell: Cell, earlier: dict[str, dict[str, Any]], used: set[str]) -> str | None:
+    """The earlier cell (a key of ``earlier``, not in ``used``) that ``cell`` takes the place of: of the same
+    encoder and seed (at the same position first, then the newest), else at the same position with the same seed;
+    None when there is none."""
+    keyed = sorted((n for n, r in earlier.items() if isinstance(r.get("key"), dict) and n not in used),
+                   key=lambda n: (earlier[n].get("entry") != cell.entry, -earlier[n]["finished"]))
     same = [n for n in keyed if earlier[n].get("encoder") == cell.encoder and earlier[n].get("seed") == cell.seed]
     same = same or [n for n in keyed if earlier[n].get("entry") == cell.entry and earlier[n].get("seed") == cell.seed]
     return same[0] if same else None
