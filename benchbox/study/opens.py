@@ -26,15 +26,14 @@ if TYPE_CHECKING:
 IMAGES = "images"
 
 
-def check_opens(path: Path, spec: StudyFile, targets: list[Any], tasks: list[Any],
+def check_opens(path: Path, spec: StudyFile, runs: list[Path | None], targets: list[Any], tasks: list[Any],
                 values: dict[str, dict[str, Any]], data: DataRoot) -> None:
-    """The run folders' tasks and the image folders (module docstring)."""
-    from benchbox.study.schema import beside
-
+    """The run folders' tasks and the image folders (module docstring); ``runs``: per ``[[encoder]]``, the run
+    folder it names (None: an encoder)."""
     names = [task.name for task in tasks]
-    for i, entry in enumerate(spec.encoder, 1):
-        if entry.run is not None:
-            _run_has_tasks(path, f"[[encoder]] {i} run = {entry.run!r}", beside(path, entry.run).resolve(), names)
+    for i, (entry, run) in enumerate(zip(spec.encoder, runs), 1):
+        if run is not None:
+            _run_has_tasks(path, f"[[encoder]] {i} run = {entry.run!r}", run, names)
     _image_folders(path, targets, tasks, values, data)
 
 

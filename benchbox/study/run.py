@@ -25,8 +25,10 @@ through its training (``--seed``) or its declared seed option (``-e OPTION=SEED`
 
 Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then eval) in the cell's folder
 ``<out>/cells/<cell>/`` with its log in ``log.txt`` and its state in markers (:mod:`benchbox.study.cells`). A
-cell that finished writes ``done.json`` last (atomically) and is never redone; any other cell is wiped and
-restarted from the beginning when the study runs again. A failed cell is reported with the tail of its log and
+cell is its identity (:mod:`benchbox.study.keys`): its folder is named after its key, so an edited study reuses
+exactly the cells whose key is unchanged and runs the others, saying what changed (:mod:`benchbox.study.plan`). A cell that
+finished writes ``done.json`` last (atomically) and is not redone while its key and its data are unchanged; any
+other cell is wiped and restarted from the beginning when the study runs again. A failed cell is reported with the tail of its log and
 does not stop the others; the comparison and the report use the cells that finished, and the study exits
 non-zero if any failed. One study at a time holds the study folder's lock. Ctrl-C or SIGTERM stops the study:
 queued cells are not started, running ones are stopped with their child processes, and the command exits with
@@ -65,10 +67,11 @@ from benchbox.storage.jsonio import write_json
 from benchbox.storage.outdir import output_lock
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
-                                  read_done, run_command, safe_name, wipe, STUDY_LOCK)
+                                  run_command, safe_name, wipe, STUDY_LOCK)
 from benchbox.study.progress import Progress, live_table, running_seconds
-from benchbox.study.keys import cell_key, cell_name, changes
+from benchbox.study.keys import cell_key, cell_name
 from benchbox.study.opens import build_encoders
+from benchbox.study.plan import plan
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
 from benchbox.study.warmup import Warmup
 
@@ -405,7 +408,7 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
                 live: bool, command: str) -> dict[str, Any]:
     progress = Progress(study.jobs, heartbeat, log, running=lambda: running_seconds(study))
     failed, stopped = {}, []
-    finished, skipped, todo = _plan(study, log, progress)
+    finished, skipped, todo = plan(study, log, progress)
     heartbeat.due()  # the first line is this one; the next is due an interval later
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
     # the comparison's and the report's imports, done while the cells run (benchbox.study.warmup); left, the
@@ -442,90 +445,6 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
         outputs = _compare_and_report(study, cells, runs, log)
     log(_final_line(study, finished, failed, outputs, command))
     return {**summary, "runs": runs, "outputs": outputs}
-
-
-def _plan(study: Study, log: Callable[[str], None], progress: Progress) -> tuple[dict[str, str], list[str], list[Cell]]:
-    """Which cells are reused and which are run (the module docstring of :mod:`benchbox.study.keys`): a cell is
-    reused when its folder holds a finished run of its key whose data files are unchanged; any other is wiped and
-    run, with one line saying what changed since the cell it replaces (:func:`_replaced`). The finished cells no
-    longer in the file (replaced or removed) are said in one line and left out of the comparison; their folders
-    stay, so that undoing an edit finds them again. Returns the finished runs by cell, the cells skipped and the
-    cells to run."""
-    from benchbox.data.root import DataRoot
-
-    finished: dict[str, str] = {}
-    skipped, todo = [], []
-    earlier, used = _earlier_cells(study), set()
-    data = DataRoot(study.data_dir)
-    for cell in study.cells:
-        if cell.run is not None:
-            finished[cell.name] = cell.run
-            skipped.append(cell.name)
-            continue
-        folder = cell_folder(study.out, cell.name)
-        record, problem = read_done(folder)
-        if record is not None:
-            problem = _stale(record, cell, data)
-            record = None if problem else record
-        if problem:
-            log(f"cell {cell.name}: {problem}; it is run again")
-        if record:
-            finished[cell.name] = record["run"]
-            skipped.append(cell.name)
-            progress.finished(record.get("seconds"))
-            continue
-        replaced = _replaced(cell, earlier, used)
-        if replaced is not None:
-            used.add(replaced)
-            log(f"cell {cell.name} ([[encoder]] {cell.entry}) is run: {changes(earlier[replaced]['key'], cell.key)}"
-                f" since cell {replaced}")
-        wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
-        todo.append(cell)
-    if earlier:
-        log(f"{len(earlier)} finished cell(s) no longer in {study.path} left out of the comparison: "
-            f"{', '.join(sorted(earlier))} (their folders stay in {study.out / 'cells'})")
-    return finished, skipped, todo
-
-
-def _earlier_cells(study: Study) -> dict[str, dict[str, Any]]:
-    """The finished cells in the study folder that the file no longer declares, by folder name."""
-    names = {cell.name for cell in study.cells}
-    found = {}
-    cells = study.out / "cells"
-    for folder in sorted(cells.iterdir()) if cells.is_dir() else []:
-        if folder.name not in names and folder.is_dir() and not folder.is_symlink():
-            record, _ = read_done(folder)
-            if record is not None:
-                found[folder.name] = {**record, "finished": (folder / DONE).stat().st_mtime_ns}
-    return found
-
-
-def _stale(record: dict[str, Any], cell: Cell, data: Any) -> str | None:
-    """Why a finished cell cannot be reused (its record is of another key, or a data file its run read changed),
-    else None."""
-    from benchbox.reuse import data_unchanged
-    from benchbox.storage.runs import Run
-
-    if record.get("key") != cell.key:
-        return (f"its {DONE} records another identity ({changes(record['key'], cell.key)})"
-                if isinstance(record.get("key"), dict) else f"its {DONE} records no identity (an older study)")
-    try:
-        tasks = Run.open(Path(record["run"])).record.tasks
-    except (BenchboxError, OSError) as exc:
-        return f"its run cannot be read ({exc})"
-    changed = [name for name, task in tasks.items() if not data_unchanged(task.data_checksums, data)]
-    return f"the data files of {', '.join(changed)} changed since it ran" if changed else None
-
-
-def _replaced(cell: Cell, earlier: dict[str, dict[str, Any]], used: set[str]) -> str | None:
-    """The earlier cell (a key of ``earlier``, not in ``used``) that ``cell`` takes the place of: of the same
-    encoder and seed (at the same position first, then the newest), else at the same position with the same seed;
-    None when there is none."""
-    keyed = sorted((n for n, r in earlier.items() if isinstance(r.get("key"), dict) and n not in used),
-                   key=lambda n: (earlier[n].get("entry") != cell.entry, -earlier[n]["finished"]))
-    same = [n for n in keyed if earlier[n].get("encoder") == cell.encoder and earlier[n].get("seed") == cell.seed]
-    same = same or [n for n in keyed if earlier[n].get("entry") == cell.entry and earlier[n].get("seed") == cell.seed]
-    return same[0] if same else None
 
 
 def _interrupted_line(study: Study, signum: int, finished: dict[str, str], stopped: list[str], command: str) -> str:

@@ -58,7 +58,8 @@ class StudyHead(_Table):
     jobs: Annotated[StrictInt | None, Field(ge=1, description="cells at once on the local pool (default: the CPU "
                                             "count; `--jobs` overrides)")] = None
     out: Annotated[StrictStr | None, Field(min_length=1, description="the study folder, relative to the study file "
-                                           "(default: the file's name beside it; `--out` overrides)")] = None
+                                           "(default: the file's name beside it, kept out of git by a "
+                                           "`.gitignore`; `--out` overrides)")] = None
     data_dir: Annotated[StrictStr | None, Field(alias="data-dir", min_length=1, description="the data root, relative "
                                                 "to the study file (default: `$BENCHBOX_DATA`)")] = None
 
@@ -262,7 +263,8 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> Chec
                             f"({', '.join(dict.fromkeys(models))})" + (f"; did you mean {close[0]!r}?" if close else ""))
     targets = [None if entry.name is None else _encoder_class(path, f"[[encoder]] {i}", entry.name)
                for i, entry in enumerate(spec.encoder, 1)]
-    check_opens(path, spec, targets, tasks, values, DataRoot(data_dir))
+    runs = [None if entry.run is None else beside(path, entry.run).resolve() for entry in spec.encoder]
+    check_opens(path, spec, runs, targets, tasks, values, DataRoot(data_dir))
     return Checked(seed_options, targets, [_source(entry.name) for entry in spec.encoder], tasks, values)
 
 
