@@ -254,3 +254,32 @@ def test_raw_text_runs_every_cell_again(data_root, tmp_path, monkeypatch):
 def test_the_default_study_folder_is_kept_out_of_git(base):
     """The default study folder sits beside the study file (often in a repository): it ignores itself."""
     assert (base / "s" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_a_changed_train_table_trains_again(data_root, tmp_path, monkeypatch):
+    """``hidden`` 8 → 12 in a finished study: the trained cell trains again (a new model of hidden size 12), the
+    other cell is reused, and the comparison is that of a fresh study of the edited file."""
+    monkeypatch.setenv("BENCHBOX_DATA", str(data_root.root))
+    text = GLOVES.replace('["stsb-cosine", "sickr-cosine"]', '["stsb-cosine"]').replace(
+        'name = "glove-bow"\noptions = { lowercase = false }',
+        'name = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", hidden = 8, epochs = 1, '
+        'cycle-epochs = 1, max-captions = 300, threads = 1 }')
+    wider = text.replace("hidden = 8", "hidden = 12")
+    install_plugin(tmp_path / "study" / "site", "0.1.0")
+    (tmp_path / "study" / "s.toml").write_text(text)
+    first = run_study(tmp_path / "study" / "s.toml", tmp_path / "study" / "site")
+    assert first.returncode == 0, first.stderr
+    before = stamps(tmp_path / "study" / "s")
+    (tmp_path / "study" / "s.toml").write_text(wider)
+    rerun = run_study(tmp_path / "study" / "s.toml", tmp_path / "study" / "site")
+    assert rerun.returncode == 0, rerun.stderr
+    lines = changed_lines(rerun.stderr)
+    assert len(lines) == 1 and "encoder.training.hidden 8 → 12" in lines[0], rerun.stderr
+    after = stamps(tmp_path / "study" / "s")
+    glove = next(n for n in before if n.startswith("glove-bow-"))
+    assert after[glove] == before[glove]
+    cell = tmp_path / "study" / "s" / "cells" / lines[0].split()[1]
+    assert json.loads((cell / "train" / "manifest.json").read_text())["config"]["hidden"] == 12
+    assert comparison(tmp_path / "study" / "s") == fresh(tmp_path, wider)
