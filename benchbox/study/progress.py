@@ -64,10 +64,12 @@ class Progress:
             return ""
         mean = sum(self.durations) / len(self.durations)
         running = [max(0.0, mean - seconds) for seconds in self.running()][:left]
-        if not running:
-            return f", ETA about {minutes(mean * math.ceil(left / max(1, min(self.jobs, left))))} (mean cell {minutes(mean)})"
-        work = sum(running) + (left - len(running)) * mean
-        return f", ETA about {minutes(max(max(running), work / max(1, min(self.jobs, left))))} (mean cell {minutes(mean)})"
+        at_once = max(1, min(self.jobs, left))
+        if running:
+            seconds = max(max(running), (sum(running) + (left - len(running)) * mean) / at_once)
+        else:
+            seconds = mean * math.ceil(left / at_once)
+        return f", ETA about {minutes(seconds)} (mean cell {minutes(mean)})"
 
     def line(self, done: int, running: int, failed: int, queued: int) -> str:
         text = f"cells: {done} done, {running} running, {failed} failed" + (f", {queued} queued" if queued else "")

@@ -26,13 +26,13 @@ through its training (``--seed``) or its declared seed option (``-e OPTION=SEED`
 Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then eval) in the cell's folder
 ``<out>/cells/<cell>/`` with its log in ``log.txt`` and its state in markers (:mod:`benchbox.study.cells`). A
 cell is its identity (:mod:`benchbox.study.keys`): its folder is named after its key, so an edited study reuses
-exactly the cells whose key is unchanged and runs the others, saying what changed (:mod:`benchbox.study.plan`). A cell that
-finished writes ``done.json`` last (atomically) and is not redone while its key and its data are unchanged; any
-other cell is wiped and restarted from the beginning when the study runs again. A failed cell is reported with the tail of its log and
-does not stop the others; the comparison and the report use the cells that finished, and the study exits
-non-zero if any failed. One study at a time holds the study folder's lock. Ctrl-C or SIGTERM stops the study:
-queued cells are not started, running ones are stopped with their child processes, and the command exits with
-130 or 143; running it again redoes only the unfinished cells. Progress: a live table of the cells on a
+exactly the cells whose key is unchanged and runs the others, saying what changed (:mod:`benchbox.study.plan`).
+A cell that finished writes ``done.json`` last (atomically) and is not redone while its key and its data are
+unchanged; any other cell is wiped and restarted from the beginning when the study runs again. A failed cell is
+reported with the tail of its log and does not stop the others; the comparison and the report use the cells
+that finished, and the study exits non-zero if any failed. One study at a time holds the study folder's lock.
+Ctrl-C or SIGTERM stops the study: queued cells are not started, running ones are stopped with their child
+processes, and the command exits with 130 or 143; running it again redoes only the unfinished cells. Progress: a live table of the cells on a
 terminal, else a plain line at the steady interval of :class:`benchbox.console.Heartbeat`
 (:mod:`benchbox.study.progress`); ``benchbox study FILE --status`` shows the table from another shell.
 
@@ -155,8 +155,9 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         if group and any(c.group == group for c in cells):
             group = f"{group} #{i}"
         for seed in seeds:
-            key = cell_key(target, source, {k.replace("-", "_"): v for k, v in entry.options.items()}, seed=seed, seed_option=seed_option,
-                           train=entry.train, tasks=checked.tasks, values=checked.values, flags=flags)
+            key = cell_key(target, source, {k.replace("-", "_"): v for k, v in entry.options.items()}, seed=seed,
+                           seed_option=seed_option, train=entry.train, tasks=checked.tasks, values=checked.values,
+                           flags=flags)
             name = cell_name(safe_name(entry.name + (f"-seed{seed}" if seed is not None else "")), key)
             same = next((c for c in cells if c.key == key), None)
             if same is not None:
@@ -469,7 +470,8 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
 
 def cell_labels(cells: list[Cell]) -> list[str]:
     """How the comparison and the report name each cell's model, the same in every run of the study: the
-    encoder's name (with ``seed N`` for a seed), else, when that repeats, the cell's name."""
+    encoder's name (with ``seed N`` for a seed), else, when that repeats, its table's position and the encoder's
+    name (``02-glove-bow``)."""
     names = [cell.encoder + (f" seed {cell.seed}" if cell.seed is not None else "") for cell in cells]
     return [name if names.count(name) == 1 else
             safe_name(f"{cell.entry:02d}-{cell.encoder}" + (f"-seed{cell.seed}" if cell.seed is not None else ""))
