@@ -247,7 +247,7 @@ def test_raw_text_runs_every_cell_again(data_root, tmp_path, monkeypatch):
     rerun = run_study(tmp_path / "study" / "s.toml", tmp_path / "study" / "site")
     assert rerun.returncode == 0, rerun.stderr
     lines = changed_lines(rerun.stderr)
-    assert len(lines) == 2 and all("flags.text added" in line for line in lines), rerun.stderr
+    assert len(lines) == 2 and all('tasks.sts12.options.text "senteval" → "raw"' in line for line in lines), rerun.stderr
     assert comparison(tmp_path / "study" / "s") == fresh(tmp_path, raw)
 
 
