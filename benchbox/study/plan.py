@@ -3,17 +3,19 @@
 A cell is its identity (:mod:`benchbox.study.keys`): it is reused when its folder holds a finished run of its key
 whose data files still have the checksums the run recorded (:func:`benchbox.reuse.data_unchanged`, the check
 ``compare`` makes before reusing a run); any other cell is run, with one line naming the fields that changed since
-the finished cell it replaces. The finished cells the file no longer declares are said in one line and left out of
-the comparison.
+the finished cell it replaces. The finished cells the file no longer declares are left out of the comparison,
+said in one line on the first run that leaves them out (:data:`LAST_CELLS`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchbox.errors import BenchboxError
+from benchbox.storage.jsonio import write_json
 from benchbox.study.cells import DONE, cell_folder, read_done, wipe
 from benchbox.study.keys import changes
 
@@ -21,14 +23,17 @@ if TYPE_CHECKING:
     from benchbox.study.progress import Progress
     from benchbox.study.run import Cell, Study
 
+#: the cells of the study's last run, in the study folder: a cell the file no longer declares is said once
+LAST_CELLS = "cells.json"
+
 
 def plan(study: Study, log: Callable[[str], None],
          progress: Progress) -> tuple[dict[str, str], list[str], list[Cell]]:
     """Which cells are reused and which are run (module docstring): a cell is reused when its folder holds a
     finished run of its key whose data files are unchanged; any other is wiped and run, with one line saying what
     changed since the cell it replaces (:func:`_replaced`). The finished cells no
-    longer in the file (replaced or removed) are said in one line and left out of the comparison; their folders
-    stay, so that undoing an edit finds them again. Returns the finished runs by cell, the cells skipped and the
+    longer in the file (replaced or removed) are left out of the comparison, said in one line when they were in
+    the last run; their folders stay, so that undoing an edit finds them again. Returns the finished runs by cell, the cells skipped and the
     cells to run."""
     from benchbox.data.root import DataRoot
 
@@ -60,10 +65,25 @@ def plan(study: Study, log: Callable[[str], None],
                 f" since cell {replaced}")
         wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
         todo.append(cell)
-    if earlier:
-        log(f"{len(earlier)} finished cell(s) no longer in {study.path} left out of the comparison: "
-            f"{', '.join(sorted(earlier))} (their folders stay in {study.out / 'cells'})")
+    dropped = sorted(set(earlier) & _last_cells(study.out))
+    if dropped:
+        log(f"{len(dropped)} finished cell(s) of the last run no longer in {study.path}, left out of the comparison: "
+            f"{', '.join(dropped)} (their folders stay in {study.out / 'cells'})")
+    write_json(study.out / LAST_CELLS, [cell.name for cell in study.cells])
     return finished, skipped, todo
+
+
+def _last_cells(out: Path) -> set[str]:
+    """The cells of the study's last run (:data:`LAST_CELLS`); unreadable or absent (a study folder of an older
+    benchbox): every cell folder, so that none is left out unsaid."""
+    try:
+        names = json.loads((out / LAST_CELLS).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        names = None
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return set(names)
+    cells = out / "cells"
+    return {folder.name for folder in cells.iterdir()} if cells.is_dir() else set()
 
 
 def _earlier_cells(study: Study) -> dict[str, dict[str, Any]]:

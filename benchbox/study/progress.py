@@ -69,6 +69,8 @@ class Progress:
             seconds = max(max(running), (sum(running) + (left - len(running)) * mean) / at_once)
         else:
             seconds = mean * math.ceil(left / at_once)
+        if seconds < 1:
+            return f", ETA soon (the running cells are past the mean cell's {minutes(mean)})"
         return f", ETA about {minutes(seconds)} (mean cell {minutes(mean)})"
 
     def line(self, done: int, running: int, failed: int, queued: int) -> str:

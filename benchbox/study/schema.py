@@ -236,7 +236,7 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> Chec
         for name in names:
             TASKS.resolve(name)
     except BenchboxError as exc:
-        raise BenchboxError(f"{path}: [study] tasks: {exc}{include_hint(path, str(exc))}") from None
+        raise BenchboxError(f"{path}: [study] tasks: {with_include_hint(path, str(exc))}") from None
     tasks = resolve_tasks(names)
     try:
         values = resolve_options(tasks, TaskOptions(task_options=options, flags=flags))
@@ -276,12 +276,13 @@ def _source(name: str | None) -> str | None:
     return ENCODERS.resolve(name).qualified if name is not None and name in ENCODERS else name
 
 
-def include_hint(path: Path, message: str) -> str:
-    """For an unknown task or encoder: how one declared in a file of the user's own reaches the study."""
+def with_include_hint(path: Path, message: str) -> str:
+    """``message``, and for an unknown task or encoder, how one declared in a file of the user's own reaches the
+    study."""
     if not message.startswith("unknown "):
-        return ""
-    return (f"; one declared in a file of your own needs `benchbox --include FILE study {path}` (every cell "
-            "includes it too)")
+        return message
+    return (f"{message.rstrip('.')}; one declared in a file of your own needs `benchbox --include FILE study "
+            f"{path}` (every cell includes it too)")
 
 
 def _check_entry(path: Path, where: str, entry: EncoderEntry) -> tuple[str, str | None]:
@@ -356,7 +357,7 @@ def _encoder_class(path: Path, where: str, name: str) -> Any:
             return ENCODERS.get(name)
         return import_attribute(name, current_folder=True)
     except BenchboxError as exc:
-        raise BenchboxError(f"{path}: {where} name: {exc}{include_hint(path, str(exc))}") from None
+        raise BenchboxError(f"{path}: {where} name: {with_include_hint(path, str(exc))}") from None
     except Exception as exc:  # noqa: BLE001 - a module:attribute that fails to import, in one line
         raise BenchboxError(f"{path}: {where} name = {name!r}: cannot import it ({type(exc).__name__}: {exc})") from None
 

@@ -121,8 +121,10 @@ def test_a_changed_option_runs_that_cell_again_and_says_what_changed(base, tmp_p
     glove = next(n for n in before if n.startswith("glove-bow-"))
     assert after[glove] == before[glove]  # reused
     old = next(n for n in before if n.startswith("toyhash-"))
-    assert f"1 finished cell(s) no longer in {tmp_path / 'study' / 's.toml'} left out of the comparison: {old}" \
-        in rerun.stderr
+    assert f"1 finished cell(s) of the last run no longer in {tmp_path / 'study' / 's.toml'}, left out of the " \
+        f"comparison: {old}" in rerun.stderr
+    again = run_study(tmp_path / "study" / "s.toml", tmp_path / "study" / "site")
+    assert again.returncode == 0 and "cells: 2 done, 0 to run" in again.stderr and "left out" not in again.stderr
     cell = lines[0].split()[1]
     run = json.loads((tmp_path / "study" / "s" / "cells" / cell / "done.json").read_text())["run"]
     manifest = json.loads((tmp_path / "study" / "s" / run / "manifest.json").read_text())
