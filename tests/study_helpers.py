@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +35,19 @@ options = { lowercase = "false" }
 name = "glove-bow"
 options = { lowercase = "false", vectors = "glove-6b-50d" }
 """
-GATED = "02-tests.gated_encoder-GatedBow"
+
+
+def cell_names(text: str) -> list[str]:
+    """The cell folder names of the study ``text`` (each its encoder and the digest of its identity)."""
+    from benchbox.study.run import load_study
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.toml"
+        path.write_text(text)
+        return [cell.name for cell in load_study(path).cells]
+
+
+FIRST, GATED, THIRD = cell_names(STUDY)
 
 
 def env(gate: Path) -> dict[str, str]:
@@ -97,3 +111,55 @@ def stopped_at_the_end(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.communicate(timeout=120)
+
+
+#: a small real plugin of the study tests (tests/study/test_study_identity.py, test_study_check.py): the module of
+#: its encoder `toyhash:HashBow`, installed with its distribution `toyhash` by :func:`install_plugin`
+PLUGIN = '''
+"""A hashed bag of words: each lower-cased word adds a fixed random vector of ``dim`` values (seeded by the
+word's sha256), averaged."""
+import hashlib
+import numpy as np
+
+
+class HashBow:
+    name = "hashbow"
+
+    def __init__(self, dim: int = 32) -> None:
+        if not 1 <= int(dim) <= 4096:
+            raise ValueError(f"hashbow: dim must be between 1 and 4096, got {dim}")
+        self.dim = int(dim)
+
+    def _word(self, word):
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self.dim)
+
+    def encode(self, sentences):
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        for i, sentence in enumerate(sentences):
+            words = sentence.lower().split()
+            if words:
+                out[i] = np.mean([self._word(w) for w in words], axis=0)
+        return out
+
+    def fingerprint(self):
+        return f"hashbow-{self.dim}"
+'''
+
+
+def install_plugin(site: Path, version: str) -> None:
+    """The plugin's module and its distribution ``toyhash`` at ``version`` (any other version removed)."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "toyhash.py").write_text(PLUGIN)
+    for old in site.glob("toyhash-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"toyhash-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: toyhash\nVersion: {version}\n")
+    (info / "top_level.txt").write_text("toyhash\n")
+    (info / "RECORD").write_text("toyhash.py,,\n")
+
+
+def environment(site: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), str(ROOT),
+                                                                      os.environ.get("PYTHONPATH")]))}

@@ -76,7 +76,7 @@ def study_command(
     out_dir: out_option("the study folder (default: [study] out, else the study file's name beside it)", holds=STUDY) = None,
     jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS, HOST:PORT or auto (pip install 'benchbox[ray]'; the study folder must be on a shared file system).", callback=ray_address)] = None,
-    check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed); start nothing.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed) and build each encoder evaluated as it is, as its cell would (options, model folders); start nothing.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
     quiet: QUIET = False,
 ) -> None:
@@ -88,7 +88,7 @@ def study_command(
     from benchbox.study.run import load_study, run_study
 
     set_quiet(quiet)
-    study = load_study(study_file, out_dir, check_train=check_train)
+    study = load_study(study_file, out_dir, check_train=check_train, build=check)
     if jobs is not None:
         study = replace(study, jobs=jobs)
     if check:

@@ -81,7 +81,9 @@ def wipe(folder: Path) -> None:
 
 def read_done(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
     """The cell's ``done.json`` record when it is whole and names an existing run, else None with the reason
-    (None when there is no marker at all): a corrupt marker means the cell is redone, not a traceback."""
+    (None when there is no marker at all): a corrupt marker means the cell is redone, not a traceback. The
+    marker names its run relative to the study folder (``cells/<cell>/runs/<run>``), so that the study is read
+    the same from any working directory; the record returned names it as a path from here."""
     marker = folder / DONE
     if not marker.is_file():
         return None, None
@@ -91,9 +93,10 @@ def read_done(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"its {DONE} is unreadable ({type(exc).__name__})"
     if not isinstance(record, dict) or not isinstance(record.get("run"), str):
         return None, f"its {DONE} names no run"
-    if not (Path(record["run"]) / MANIFEST).is_file():
+    run = folder.parent.parent / record["run"]  # <out>/cells/<cell>: the study folder is two levels up
+    if not (run / MANIFEST).is_file():
         return None, f"the run its {DONE} names is gone ({record['run']})"
-    return record, None
+    return {**record, "run": str(run)}, None
 
 
 def cell_state(folder: Path) -> dict[str, Any]:

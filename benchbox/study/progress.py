@@ -3,9 +3,10 @@
 The cells' states come from their folders alone (:func:`benchbox.study.cells.cell_state`), so the live table,
 ``benchbox study FILE --status`` from another shell and a study running on Ray all read the same thing. On a
 terminal the table is a rich ``Live`` display on stderr; otherwise (a log file) a plain line comes at the steady
-interval of :class:`benchbox.console.Heartbeat`. The study's ETA is the mean duration of the finished cells times
-the rounds of ``jobs`` cells still to run; a cell that trains shows the share of its steps done and its training's
-ETA at that pace, from the progress lines ``benchbox train`` writes into the cell's log.
+interval of :class:`benchbox.console.Heartbeat`. The study's ETA is the work left at the mean duration of the
+finished cells (less what each running cell has run: it counts down) spread over ``jobs`` cells at once; a cell
+that trains shows the share of its steps done and its training's ETA at that pace, from the progress lines
+``benchbox train`` writes into the cell's log.
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ class Progress:
     """The durations of the finished cells (for the ETA) and the plain progress lines: one when a cell finishes,
     and one whenever :class:`Heartbeat` says so."""
 
-    def __init__(self, jobs: int, heartbeat: Heartbeat, log: Callable[[str], None]) -> None:
+    def __init__(self, jobs: int, heartbeat: Heartbeat, log: Callable[[str], None],
+                 running: Callable[[], list[float]] = list) -> None:
         self.jobs, self.heartbeat, self.log = jobs, heartbeat, log
+        #: the seconds each running cell has run so far (:func:`running_seconds`)
+        self.running = running
         self.started = heartbeat.clock()
         self.durations: list[float] = []
 
@@ -52,11 +56,22 @@ class Progress:
             self.durations.append(float(seconds))
 
     def eta(self, left: int) -> str:
-        """``, ETA about ... (mean cell ...)`` for ``left`` cells still to run, once a cell has finished."""
+        """``, ETA about ... (mean cell ...)`` for ``left`` cells still to run, once a cell has finished: each
+        running cell needs the mean duration less what it has run (so the ETA counts down while it runs), each
+        queued one the mean; spread over ``jobs`` cells at once, and never less than the longest running cell
+        still needs."""
         if not (self.durations and left):
             return ""
         mean = sum(self.durations) / len(self.durations)
-        return f", ETA about {minutes(mean * math.ceil(left / max(1, min(self.jobs, left))))} (mean cell {minutes(mean)})"
+        running = [max(0.0, mean - seconds) for seconds in self.running()][:left]
+        at_once = max(1, min(self.jobs, left))
+        if running:
+            seconds = max(max(running), (sum(running) + (left - len(running)) * mean) / at_once)
+        else:
+            seconds = mean * math.ceil(left / at_once)
+        if seconds < 1:
+            return f", ETA soon (the running cells are past the mean cell's {minutes(mean)})"
+        return f", ETA about {minutes(seconds)} (mean cell {minutes(mean)})"
 
     def line(self, done: int, running: int, failed: int, queued: int) -> str:
         text = f"cells: {done} done, {running} running, {failed} failed" + (f", {queued} queued" if queued else "")
@@ -106,6 +121,12 @@ def cell_rows(study: Study, running: bool, now: float | None = None) -> list[dic
         rows.append({"cell": cell.name, "seed": cell.seed, "state": name, "seconds": seconds, "done": done,
                      "eta": eta})
     return rows
+
+
+def running_seconds(study: Study) -> list[float]:
+    """The seconds each cell of ``study`` that is training or evaluating has run so far (from its folder)."""
+    return [float(row["seconds"]) for row in cell_rows(study, True)
+            if row["state"] in ("training", "evaluating") and row["seconds"] is not None]
 
 
 def summary(rows: list[dict[str, Any]]) -> str:

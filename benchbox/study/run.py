@@ -25,12 +25,14 @@ through its training (``--seed``) or its declared seed option (``-e OPTION=SEED`
 
 Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then eval) in the cell's folder
 ``<out>/cells/<cell>/`` with its log in ``log.txt`` and its state in markers (:mod:`benchbox.study.cells`). A
-cell that finished writes ``done.json`` last (atomically) and is never redone; any other cell is wiped and
-restarted from the beginning when the study runs again. A failed cell is reported with the tail of its log and
-does not stop the others; the comparison and the report use the cells that finished, and the study exits
-non-zero if any failed. One study at a time holds the study folder's lock. Ctrl-C or SIGTERM stops the study:
-queued cells are not started, running ones are stopped with their child processes, and the command exits with
-130 or 143; running it again redoes only the unfinished cells. Progress: a live table of the cells on a
+cell is its identity (:mod:`benchbox.study.keys`): its folder is named after its key, so an edited study reuses
+exactly the cells whose key is unchanged and runs the others, saying what changed (:mod:`benchbox.study.plan`).
+A cell that finished writes ``done.json`` last (atomically) and is not redone while its key and its data are
+unchanged; any other cell is wiped and restarted from the beginning when the study runs again. A failed cell is
+reported with the tail of its log and does not stop the others; the comparison and the report use the cells
+that finished, and the study exits non-zero if any failed. One study at a time holds the study folder's lock.
+Ctrl-C or SIGTERM stops the study: queued cells are not started, running ones are stopped with their child
+processes, and the command exits with 130 or 143; running it again redoes only the unfinished cells. Progress: a live table of the cells on a
 terminal, else a plain line at the steady interval of :class:`benchbox.console.Heartbeat`
 (:mod:`benchbox.study.progress`); ``benchbox study FILE --status`` shows the table from another shell.
 
@@ -66,8 +68,11 @@ from benchbox.storage.outdir import output_lock
 from benchbox.storage.output_targets import STUDY, check_outside_results
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.cells import (DONE, LOG, CellFailed, CellStopped, Processes, cell_folder, mark_failed, mark_stage,
-                                  read_done, run_command, safe_name, wipe, STUDY_LOCK)
-from benchbox.study.progress import Progress, live_table
+                                  run_command, safe_name, wipe, STUDY_LOCK)
+from benchbox.study.progress import Progress, live_table, running_seconds
+from benchbox.study.keys import cell_key, cell_name
+from benchbox.study.opens import build_encoders
+from benchbox.study.plan import plan
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
 from benchbox.study.warmup import Warmup
 
@@ -91,6 +96,10 @@ class Cell:
     group: str | None = None
     #: the encoder option that takes the seed (an encoder evaluated as it is); None: the seed goes to training
     seed_option: str | None = None
+    #: the position of its ``[[encoder]]`` table in the study file (1 for the first)
+    entry: int = 0
+    #: the identity of the run it produces (:mod:`benchbox.study.keys`); its folder is named after it
+    key: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,8 @@ class Study:
     data_dir: str | None
     #: the task flags of the [study] table (``text = "raw"``: ``benchbox eval --text raw`` in every cell)
     flags: dict[str, Scalar] = field(default_factory=dict)
+    #: whether ``out`` is the default folder (neither ``--out`` nor ``[study] out``): it is kept out of git
+    default_out: bool = False
 
 
 def _option_text(value: Scalar) -> str:
@@ -112,22 +123,27 @@ def _option_text(value: Scalar) -> str:
 
 
 def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
-               check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None) -> Study:
+               check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None,
+               build: bool = False) -> Study:
     """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options,
     data_dir)`` checks a ``train`` table against ``benchbox train ENCODER``'s own options and data (the command
-    line supplies it)."""
+    line supplies it); ``build``: also build every encoder evaluated as it is (``--check``,
+    :func:`benchbox.study.opens.build_encoders`)."""
     from benchbox.threads import cpu_count
 
     path = Path(path)
     spec, flags = read_study_file(path)
-    seed_options = check_meaning(path, spec, flags)
+    checked = check_meaning(path, spec, flags)
+    if build:
+        build_encoders(path, spec, checked.seed_options)
     root = study_data_dir(path, spec.study)
     data_dir = str(root) if root is not None else None  # as the cells get it (--data-dir)
     cells: list[Cell] = []
-    for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
+    for i, (entry, seed_option, target, source) in enumerate(zip(spec.encoder, checked.seed_options,
+                                                                 checked.targets, checked.sources), 1):
         if entry.run is not None:
             run = beside(path, entry.run).resolve()
-            cells.append(Cell(safe_name(f"run-{i}-{run.name}"), run.name, run=str(run)))
+            cells.append(Cell(safe_name(f"run-{i}-{run.name}"), run.name, run=str(run), entry=i))
             continue
         if entry.train is not None and check_train is not None:
             try:
@@ -140,9 +156,16 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         if group and any(c.group == group for c in cells):
             group = f"{group} #{i}"
         for seed in seeds:
-            label = safe_name(f"{i:02d}-{entry.name}" + (f"-seed{seed}" if seed is not None else ""))
-            cells.append(Cell(label, entry.name, seed, dict(entry.train or {}), options, group=group,
-                              seed_option=seed_option if seed is not None else None))
+            key = cell_key(target, source, {k.replace("-", "_"): v for k, v in entry.options.items()}, seed=seed,
+                           seed_option=seed_option, train=entry.train, tasks=checked.tasks, values=checked.values,
+                           flags=flags)
+            name = cell_name(safe_name(entry.name + (f"-seed{seed}" if seed is not None else "")), key)
+            same = next((c for c in cells if c.key == key), None)
+            if same is not None:
+                raise BenchboxError(f"{path}: [[encoder]] {i} is the same model as [[encoder]] {same.entry} (same "
+                                    "encoder, options, seed and training): drop one")
+            cells.append(Cell(name, entry.name, seed, dict(entry.train or {}), options, group=group,
+                              seed_option=seed_option if seed is not None else None, entry=i, key=key))
     if len(cells) < 2:
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
@@ -150,7 +173,8 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     if not out:  # a given --out is checked as the option is read
         check_outside_results(out_dir, f"{path}: [study] out" if head.out else "the study folder", folder=True,
                               holds=STUDY)
-    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags)
+    return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags,
+                 default_out=not (out or head.out))
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
@@ -223,9 +247,10 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
         reason = f"expected one evaluation run in {folder / 'runs'}, found {len(runs)}"
         mark_failed(folder, reason, started)
         raise CellFailed(reason)
-    record = {"cell": cell.name, "run": str(runs[0]), "seconds": round(time.time() - started, 1), "seed": cell.seed}
+    record = {"cell": cell.name, "run": runs[0].relative_to(study.out).as_posix(), "entry": cell.entry,
+              "encoder": cell.encoder, "seconds": round(time.time() - started, 1), "seed": cell.seed, "key": cell.key}
     write_json(folder / DONE, record, sort_keys=True)
-    return record
+    return {**record, "run": str(runs[0])}
 
 
 def _log_tail(cell: Cell, study: Study, lines: int = 15) -> str:
@@ -380,31 +405,29 @@ def run_study(study: Study, *, log: Callable[[str], None] = lambda message: None
     :data:`benchbox.console.LOG_SECONDS`); ``live``: a live table of the cells instead (a terminal)."""
     ray = connect_ray(ray_address) if ray_address else None
     study.out.mkdir(parents=True, exist_ok=True)
+    if study.default_out and not (study.out / ".gitignore").exists():
+        (study.out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
     with output_lock(study.out, "--out", name=STUDY_LOCK):
-        return _run_locked(study, log, ray, heartbeat or Heartbeat(), live)
+        return _run_locked(study, log, ray, heartbeat or Heartbeat(), live, rerun_command(study, ray_address))
+
+
+#: what the default study folder holds (beside the study file, often in a repository): git ignores it all
+GITIGNORE = "# written by benchbox study: a study folder is output, kept out of git (delete this file to commit it)\n*\n"
+
+
+def rerun_command(study: Study, ray_address: str | None = None) -> str:
+    """The command that runs this study again (resumes it), complete and copyable: the files included
+    (``--include``), the study folder (``--out``) and the Ray cluster, as given to this one."""
+    include = [x for path in INCLUDED for x in ("--include", str(path))]
+    ray = ["--ray", ray_address] if ray_address else []
+    return shlex.join(["benchbox", *include, "study", str(study.path), "--out", str(study.out), *ray])
 
 
 def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: Heartbeat,
-                live: bool) -> dict[str, Any]:
-    progress = Progress(study.jobs, heartbeat, log)
-    finished: dict[str, str] = {}
-    skipped, failed, stopped, todo = [], {}, [], []
-    for cell in study.cells:
-        if cell.run is not None:
-            finished[cell.name] = cell.run
-            skipped.append(cell.name)
-            continue
-        folder = cell_folder(study.out, cell.name)
-        record, problem = read_done(folder)
-        if problem:
-            log(f"cell {cell.name}: {problem}; it is run again")
-        if record:
-            finished[cell.name] = record["run"]
-            skipped.append(cell.name)
-            progress.finished(record.get("seconds"))
-        else:
-            wipe(folder)  # what an interrupted or failed attempt left; the cell starts again from nothing
-            todo.append(cell)
+                live: bool, command: str) -> dict[str, Any]:
+    progress = Progress(study.jobs, heartbeat, log, running=lambda: running_seconds(study))
+    failed, stopped = {}, []
+    finished, skipped, todo = plan(study, log, progress)
     heartbeat.due()  # the first line is this one; the next is due an interval later
     log(f"cells: {len(finished)} done, {len(todo)} to run, 0 failed")
     # the comparison's and the report's imports, done while the cells run (benchbox.study.warmup); left, the
@@ -432,25 +455,25 @@ def _run_locked(study: Study, log: Callable[[str], None], ray: Any, heartbeat: H
     summary = {"failed": failed, "skipped": skipped, "stopped": stopped,
                "interrupted": received[0] if received else None}
     if received:
-        log(_interrupted_line(study, received[0], finished, stopped))
+        log(_interrupted_line(study, received[0], finished, stopped, command))
         return {**summary, "runs": [], "outputs": {}}
     cells = [c for c in study.cells if c.name in finished]
     runs = [finished[c.name] for c in cells]
     outputs: dict[str, str] = {}
     if len(runs) >= 2:
         outputs = _compare_and_report(study, cells, runs, log)
-    log(_final_line(study, finished, failed, outputs))
+    log(_final_line(study, finished, failed, outputs, command))
     return {**summary, "runs": runs, "outputs": outputs}
 
 
-def _interrupted_line(study: Study, signum: int, finished: dict[str, str], stopped: list[str]) -> str:
+def _interrupted_line(study: Study, signum: int, finished: dict[str, str], stopped: list[str], command: str) -> str:
     return (f"study {study.path} interrupted by {signal.Signals(signum).name}: {len(finished)} cells done and kept, "
-            f"{len(stopped)} stopped or not started; resume with `benchbox study {study.path} --out {study.out}` "
-            "(only the unfinished cells run)")
+            f"{len(stopped)} stopped or not started; resume with `{command}` (only the unfinished cells run)")
 
 
-def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], outputs: dict[str, str]) -> str:
-    """What was written and what to run next."""
+def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], outputs: dict[str, str],
+                command: str) -> str:
+    """What was written and what to run next (``command``: :func:`rerun_command`)."""
     head = f"study {study.path}: {len(finished)} cells done, {len(failed)} failed; "
     if outputs:
         head += (f"wrote {outputs['comparison']}, {outputs['csv']} and {outputs['report']}; ")
@@ -458,16 +481,19 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
         head += "fewer than two cells finished, so no comparison or report was written; "
     if failed or not outputs:
         return head + (f"next: fix the failed cells (their logs: {study.out / 'cells'}/<cell>/{LOG}) and run "
-                       f"`benchbox study {study.path}` again (finished cells are not redone)")
-    return head + (f"next: read {outputs['report']}; after adding encoders or seeds to {study.path}, "
-                   f"`benchbox study {study.path}` runs only the new cells")
+                       f"`{command}` again (finished cells are not redone)")
+    return head + (f"next: read {outputs['report']}; after editing {study.path}, `{command}` runs only the cells "
+                   "whose identity changed")
 
 
 def cell_labels(cells: list[Cell]) -> list[str]:
     """How the comparison and the report name each cell's model, the same in every run of the study: the
-    encoder's name (with ``seed N`` for a seed), else, when that repeats, the cell's name."""
+    encoder's name (with ``seed N`` for a seed), else, when that repeats, its table's position and the encoder's
+    name (``02-glove-bow``)."""
     names = [cell.encoder + (f" seed {cell.seed}" if cell.seed is not None else "") for cell in cells]
-    return [name if names.count(name) == 1 else cell.name for name, cell in zip(names, cells)]
+    return [name if names.count(name) == 1 else
+            safe_name(f"{cell.entry:02d}-{cell.encoder}" + (f"-seed{cell.seed}" if cell.seed is not None else ""))
+            for name, cell in zip(names, cells)]
 
 
 def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: Callable[[str], None]) -> dict[str, str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Union
 
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from benchbox.encoder_options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to, did_you_mean
+from benchbox.study.opens import check_opens
 from benchbox.task_options import task_flags
 
 #: a scalar TOML value of a ``train`` or ``options`` table
@@ -58,7 +60,8 @@ class StudyHead(_Table):
     jobs: Annotated[StrictInt | None, Field(ge=1, description="cells at once on the local pool (default: the CPU "
                                             "count; `--jobs` overrides)")] = None
     out: Annotated[StrictStr | None, Field(min_length=1, description="the study folder, relative to the study file "
-                                           "(default: the file's name beside it; `--out` overrides)")] = None
+                                           "(default: the file's name beside it, kept out of git by a "
+                                           "`.gitignore`; `--out` overrides)")] = None
     data_dir: Annotated[StrictStr | None, Field(alias="data-dir", min_length=1, description="the data root, relative "
                                                 "to the study file (default: `$BENCHBOX_DATA`)")] = None
 
@@ -195,11 +198,25 @@ def study_data_dir(path: Path, head: StudyHead) -> Path | None:
     return beside(path, head.data_dir).resolve() if head.data_dir is not None else None
 
 
-def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list[str | None]:
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check_meaning` found, for the cells' keys (:mod:`benchbox.study.keys`)."""
+
+    #: per ``[[encoder]]``: the encoder option its seeds go to (None: to its training, or it has no seeds)
+    seed_options: list[str | None]
+    #: per ``[[encoder]]``: the class (or object) its name refers to, and its source as a run records it
+    #: (None: a ``run``)
+    targets: list[Any]
+    sources: list[str | None]
+    #: the tasks studied, groups expanded, and each one's option values
+    tasks: list[Any]
+    values: dict[str, dict[str, Any]]
+
+
+def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> Checked:
     """What the schema cannot check alone (module docstring): tasks, their options, the task flags and their data,
-    encoders and their options, files, seeds and the baseline; raises a one-line :class:`BenchboxError` naming the file
-    and the key. Returns, for each ``[[encoder]]``, the encoder option its seeds go to (None: to its training,
-    or it has no seeds)."""
+    encoders and their options, files, seeds and the baseline, and what the cells will open
+    (:mod:`benchbox.study.opens`); raises a one-line :class:`BenchboxError` naming the file and the key."""
     from benchbox.data.root import DataRoot
     from benchbox.registry import TASKS
     from benchbox.task import parse_task_arguments, require_task_data, resolve_tasks
@@ -210,7 +227,7 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
         for name in names:
             TASKS.resolve(name)
     except BenchboxError as exc:
-        raise BenchboxError(f"{path}: [study] tasks: {exc}") from None
+        raise BenchboxError(f"{path}: [study] tasks: {with_include_hint(path, str(exc))}") from None
     tasks = resolve_tasks(names)
     try:
         values = resolve_options(tasks, TaskOptions(task_options=options, flags=flags))
@@ -235,7 +252,28 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> list
         close = difflib.get_close_matches(baseline, models, n=1)
         raise BenchboxError(f"{path}: [study] baseline = {baseline!r} names none of the compared models "
                             f"({', '.join(dict.fromkeys(models))})" + (f"; did you mean {close[0]!r}?" if close else ""))
-    return seed_options
+    targets = [None if entry.name is None else _encoder_class(path, f"[[encoder]] {i}", entry.name)
+               for i, entry in enumerate(spec.encoder, 1)]
+    runs = [None if entry.run is None else beside(path, entry.run).resolve() for entry in spec.encoder]
+    check_opens(path, spec, runs, targets, tasks, values, DataRoot(data_dir))
+    return Checked(seed_options, targets, [_source(entry.name) for entry in spec.encoder], tasks, values)
+
+
+def _source(name: str | None) -> str | None:
+    """What a run records as the source of the encoder ``name``: the qualified name of a registered one
+    (``benchbox:glove-bow`` for ``glove-bow``), else the name (``module:attribute``)."""
+    from benchbox.registry import ENCODERS
+
+    return ENCODERS.resolve(name).qualified if name is not None and name in ENCODERS else name
+
+
+def with_include_hint(path: Path, message: str) -> str:
+    """``message``, and for an unknown task or encoder, how one declared in a file of the user's own reaches the
+    study."""
+    if not message.startswith("unknown "):
+        return message
+    return (f"{message.rstrip('.')}; one declared in a file of your own needs `benchbox --include FILE study "
+            f"{path}` (every cell includes it too)")
 
 
 def _check_entry(path: Path, where: str, entry: EncoderEntry) -> tuple[str, str | None]:
@@ -291,7 +329,19 @@ def _check_seeds(path: Path, where: str, seeds: list[int], trained: bool, seed_o
         raise BenchboxError(f"{path}: {where} seeds: seeds are whole numbers ≥ 0, not {min(seeds)}")
     if not trained and seed_option is None:
         raise BenchboxError(f"{path}: {where} seeds: {name} has no seed option and is not trained here, so every "
-                            "seed would give the same run; drop seeds, or add a train table")
+                            "seed would give the same run: declare the constructor option that takes the seed as "
+                            "its class' seed_option (e.g. seed_option = \"seed\", docs/plugins.md), or drop seeds"
+                            + (", or add a train table" if trainable(name) else ""))
+
+
+def trainable(name: str) -> bool:
+    """Whether ``name`` is a registered encoder that a ``train`` table can train (it loads from a training folder)."""
+    from benchbox.registry import ENCODERS
+
+    try:
+        return name in ENCODERS and hasattr(ENCODERS.get(name), "from_path")
+    except BenchboxError:
+        return False
 
 
 def _encoder_class(path: Path, where: str, name: str) -> Any:
@@ -303,7 +353,7 @@ def _encoder_class(path: Path, where: str, name: str) -> Any:
             return ENCODERS.get(name)
         return import_attribute(name, current_folder=True)
     except BenchboxError as exc:
-        raise BenchboxError(f"{path}: {where} name: {exc}") from None
+        raise BenchboxError(f"{path}: {where} name: {with_include_hint(path, str(exc))}") from None
     except Exception as exc:  # noqa: BLE001 - a module:attribute that fails to import, in one line
         raise BenchboxError(f"{path}: {where} name = {name!r}: cannot import it ({type(exc).__name__}: {exc})") from None
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.study_helpers import cell_names
+
 STUDY = """
 [study]
 tasks = ["stsb-cosine", "sickr-cosine"]
@@ -61,7 +63,7 @@ def test_study_killed_and_resumed_gives_the_uninterrupted_result(tmp_path):
     assert _finished(_run(whole)) == 0
     killed = _study(tmp_path, "killed")
     process = _run(killed)
-    first = tmp_path / "killed" / "cells" / "01-glove-bow"
+    first = tmp_path / "killed" / "cells" / cell_names(killed.read_text())[0]
     deadline = time.time() + 240
     while not (first / "done.json").is_file():
         assert process.poll() is None and time.time() < deadline, "the first cell never finished"
@@ -87,7 +89,8 @@ def test_a_failed_cell_is_reported_and_does_not_stop_the_others(tmp_path):
     result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(path)], capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 1
-    assert "cell 03-glove-bow failed: exit status 2" in result.stdout and "nonexistent-vectors" in result.stdout
+    assert f"cell {cell_names(path.read_text())[2]} failed: exit status 2" in result.stdout
+    assert "nonexistent-vectors" in result.stdout
     assert (tmp_path / "failing" / "comparison.json").is_file()  # the two good cells were compared
     assert "cells: 2 done, 0 running, 1 failed" in result.stderr
 
@@ -131,6 +134,6 @@ def test_a_study_logs_progress_while_cells_run(tmp_path, monkeypatch):
     assert beats and "min elapsed, ETA about 2 min (mean cell 2 min)" in beats[-1]
     assert lines[-2].startswith("cells: 2 done, 0 running, 0 failed; ") and "ETA" not in lines[-2]
     assert lines[-1] == (f"study {tmp_path / 's.toml'}: 2 cells done, 0 failed; wrote {written['comparison']}, "
-                         f"{written['csv']} and {written['report']}; next: read {written['report']}; after adding "
-                         f"encoders or seeds to {tmp_path / 's.toml'}, `benchbox study {tmp_path / 's.toml'}` runs "
-                         "only the new cells")
+                         f"{written['csv']} and {written['report']}; next: read {written['report']}; after editing "
+                         f"{tmp_path / 's.toml'}, `benchbox study {tmp_path / 's.toml'} --out {tmp_path}` runs "
+                         "only the cells whose identity changed")

@@ -12,7 +12,7 @@ from rich.console import Console
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.runs import MANIFEST
 from benchbox.study.run import Cell, Study
-from benchbox.study.progress import cell_rows, cells_table
+from benchbox.study.progress import cell_rows, cells_table, minutes
 
 
 def _study(tmp_path: Path) -> Study:
@@ -69,3 +69,26 @@ def test_a_corrupt_marker_reads_as_not_started(tmp_path):
     (study.out / "cells" / "training" / "stage.json").write_text("[1, 2")
     states = {r["cell"]: r["state"] for r in cell_rows(study, running=True)}
     assert states["done"] == states["training"] == "queued"
+
+
+def test_the_eta_counts_down_while_a_cell_runs():
+    """Issue #41: the ETA stood still while a cell ran; it is the mean cell's duration less what the running cells
+    have run, spread over the cells that run at once."""
+    from benchbox.console import Heartbeat
+    from benchbox.study.progress import Progress
+
+    elapsed = [20.0]
+    progress = Progress(1, Heartbeat(30.0), lambda line: None, running=lambda: list(elapsed))
+    progress.finished(80.0)
+    assert progress.eta(1) == ", ETA about 60 s (mean cell 80 s)"
+    elapsed[0] = 50.0
+    assert progress.eta(1) == ", ETA about 30 s (mean cell 80 s)"
+    assert progress.eta(3) == f", ETA about {minutes(30 + 2 * 80)} (mean cell 80 s)"  # one at a time
+
+
+def test_running_seconds_are_read_from_the_cells_folders(tmp_path):
+    from benchbox.study.progress import running_seconds
+
+    study = _study(tmp_path)
+    _markers(study)
+    assert sorted(round(s) for s in running_seconds(study)) == [30, 200]

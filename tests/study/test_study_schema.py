@@ -4,6 +4,7 @@ schema."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from benchbox.commands.study import check_train
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
+from benchbox.study.cells import SAFE
 from benchbox.study.run import cell_commands, load_study
 from benchbox.study.schema import DOC, document_with_reference
 
@@ -135,8 +137,17 @@ def test_seeds_reach_the_encoders_seed_option_or_its_training(tmp_path, seeded):
 
 
 def test_cell_folders_are_sanitised_names(tmp_path):
-    study = _load(tmp_path, HEAD + TWO + '[[encoder]]\nname = "benchbox:glove-bow"\n')
-    assert [c.name for c in study.cells] == ["01-glove-bow", "02-glove-bow", "03-benchbox-glove-bow"]
+    """A cell's folder is its encoder's sanitised name and the digest of its identity (benchbox.study.keys)."""
+    study = _load(tmp_path, HEAD + TWO + '[[encoder]]\nname = "benchbox:glove-bow"\noptions = { vocab = "x" }\n')
+    names = [c.name for c in study.cells]
+    assert [re.sub(r"-[0-9a-f]{10}$", "", n) for n in names] == ["glove-bow", "glove-bow", "benchbox-glove-bow"]
+    assert len(set(names)) == 3 and all(SAFE.fullmatch(n) for n in names)
+
+
+def test_two_tables_of_one_model_are_refused(tmp_path):
+    """``glove-bow`` and ``benchbox:glove-bow`` are one encoder: a study of both would compare a model with itself."""
+    with pytest.raises(BenchboxError, match=r"\[\[encoder\]\] 3 is the same model as \[\[encoder\]\] 1 .*drop one"):
+        _load(tmp_path, HEAD + TWO + '[[encoder]]\nname = "benchbox:glove-bow"\n')
 
 
 def test_the_docs_reference_is_generated_from_the_schema():

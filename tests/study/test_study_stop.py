@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchbox.study.cells import cell_folder, read_done, safe_name, wipe
-from tests.study_helpers import GATED, ROOT, comparison, env, evaluating, processes, stopped_at_the_end, study, wait_for
+from tests.study_helpers import FIRST, GATED, ROOT, comparison, env, evaluating, processes, stopped_at_the_end, study, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -56,19 +56,19 @@ def test_sigterm_stops_the_cell_and_its_children_and_the_resume_gives_the_uninte
         assert process.returncode == 143, output
         assert "interrupted by SIGTERM: 1 cells done and kept, 2 stopped or not started" in output
         assert not processes(cells / GATED) and not any(Path(f"/proc/{pid}").exists() for pid in children)
-        assert sorted(os.listdir(cells)) == ["01-glove-bow", GATED]  # the queued cell never started
+        assert sorted(os.listdir(cells)) == sorted([FIRST, GATED])  # the queued cell never started
         assert not (tmp_path / "s" / "comparison.json").exists()
         status = subprocess.run([sys.executable, "-m", "benchbox", "study", str(tmp_path / "s.toml"), "--status"],
                                 capture_output=True, text=True, env=env(gate), cwd=ROOT, timeout=120)
         assert "stopped" in status.stdout and "no study is running here" in status.stdout
 
-        stamp = (cells / "01-glove-bow" / "done.json").stat().st_mtime_ns
+        stamp = (cells / FIRST / "done.json").stat().st_mtime_ns
         gate.touch()
         resumed = study(tmp_path, "s", gate)
         output, _ = resumed.communicate(timeout=400)
         assert resumed.returncode == 0, output
         assert "cells: 1 done, 2 to run" in output
-        assert (cells / "01-glove-bow" / "done.json").stat().st_mtime_ns == stamp  # not redone
+        assert (cells / FIRST / "done.json").stat().st_mtime_ns == stamp  # not redone
         assert comparison(tmp_path / "s") == uninterrupted
 
 
@@ -85,7 +85,7 @@ def test_ctrl_c_cancels_the_queued_cells_and_exits_130(tmp_path):
         assert process.returncode == 130, output
         assert "interrupted by SIGINT" in output and "Traceback" not in output
         assert not processes(cells / GATED)
-        assert sorted(os.listdir(cells)) == ["01-glove-bow", GATED]
+        assert sorted(os.listdir(cells)) == sorted([FIRST, GATED])
 
 
 def test_a_cell_name_never_leads_outside_the_cells_folder(tmp_path):

@@ -58,7 +58,8 @@ import benchbox.cli, filelock
 from benchbox.study.run import load_study, _compare_and_report
 from benchbox.study.warmup import warm
 study = load_study({str(finished.parent / 's.toml')!r}, {str(out)!r})
-runs = [json.loads((Path({str(finished)!r}) / 'cells' / c.name / 'done.json').read_text())['run'] for c in study.cells]
+runs = [str(Path({str(finished)!r}) / json.loads((Path({str(finished)!r}) / 'cells' / c.name / 'done.json').read_text())['run'])
+        for c in study.cells]
 if {warm!r}:
     warm(False)
 before = set(sys.modules)
@@ -109,7 +110,7 @@ import json, sys
 import benchbox.cli
 from benchbox.study.run import load_study
 study = load_study({str(finished.parent / 's.toml')!r}, {str(finished.parent / 'checked')!r})
-assert [c.name for c in study.cells] == ['01-glove-bow', '02-glove-bow'], study.cells
+assert [c.encoder for c in study.cells] == ['glove-bow', 'glove-bow'], study.cells
 print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'statsmodels' or m.startswith('scipy.stats'))))
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
@@ -161,7 +162,7 @@ def _fake_study(tmp_path, monkeypatch, events: list[str], done: tuple[str, ...] 
         folder.mkdir(parents=True)
         (tmp_path / name).mkdir()
         (tmp_path / name / "manifest.json").write_text("{}")
-        (folder / "done.json").write_text(json.dumps({"run": str(tmp_path / name)}))
+        (folder / "done.json").write_text(json.dumps({"run": str(tmp_path / name), "key": {}}))
     return study
 
 
