@@ -65,11 +65,13 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _synthetic_data(monkeypatch):
+def _synthetic_data(request, monkeypatch):
     """Tests build small data roots at the published paths (a 3-pair STS file, 10 Flickr8k captions): they are not
     the published data, so every test evaluates them as ``--allow-data-mismatch`` does; the tests of the published
-    checksums (tests/data/test_published_checksums.py) remove it."""
-    monkeypatch.setenv("BENCHBOX_ALLOW_DATA_MISMATCH", "1")
+    checksums (tests/data/test_published_checksums.py) remove it. Real-data tests keep the check: the data root
+    they read must be the published data."""
+    if request.node.get_closest_marker("realdata") is None:
+        monkeypatch.setenv("BENCHBOX_ALLOW_DATA_MISMATCH", "1")
 
 
 @pytest.fixture
