@@ -23,7 +23,11 @@ def _interrupted_while_starting(signum, frame) -> None:
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a host that set its own keeps it
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
-import warnings  # noqa: E402 - after the handler: these imports are what it covers
+from benchbox.threads import prepare_environment  # noqa: E402 - after the handler: these imports are what it covers
+
+prepare_environment()  # before any command loads torch's or scikit-learn's OpenMP runtime
+
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Annotated, Optional  # noqa: E402
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from benchbox.errors import BenchboxError
+from benchbox.threads import one_thread
 
 #: mini-batch size of both SentEval probes (the classifier's config and ``tools/relatedness.py``)
 BATCH_SIZE = 64
@@ -119,7 +120,8 @@ def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSp
                 epoch_size: int = EPOCH_SIZE, max_epoch: int = MAX_EPOCH) -> list[FittedLogReg]:
     """Train one SentEval logistic regression per spec on the augmented features ``x`` (see the module
     docstring; ``epoch_size`` and ``max_epoch`` are the classifier's, which SNLI changes to 1 and 15);
-    returns them in the order of ``specs``."""
+    returns them in the order of ``specs``. On one CPU thread (:func:`benchbox.threads.one_thread`: every
+    step is a mini-batch of 64 rows)."""
     y_t = torch.as_tensor(np.asarray(y, dtype=np.int64), device=x.device)
     if len(y_t) != len(x) or (len(y_t) and (int(y_t.min()) < 0 or int(y_t.max()) >= nclasses)):
         raise BenchboxError(f"labels must be one per row, in 0..{nclasses - 1}")
@@ -130,10 +132,11 @@ def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSp
         groups[(len(spec.train), spec.prefix)].append(i)
     out: list[FittedLogReg | None] = [None] * len(specs)
     init = initial_weights(x.shape[1] - 1, nclasses, seed).to(x.device)
-    for (n, prefix), members in groups.items():
-        group = _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed, epoch_size, max_epoch)
-        for i, fitted in zip(members, group):
-            out[i] = fitted
+    with one_thread():
+        for (n, prefix), members in groups.items():
+            group = _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed, epoch_size, max_epoch)
+            for i, fitted in zip(members, group):
+                out[i] = fitted
     return out  # type: ignore[return-value]
 
 
