@@ -62,7 +62,8 @@ from benchbox.tasks.senteval_data import (
     senteval_order as sort_rows,
     token_counts,
 )
-from benchbox.tasks.senteval_probe import ADAM, BATCH_SIZE, adam_step_, augment, initial_weights, pair_features
+from benchbox.tasks.senteval_probe import (ADAM, BATCH_SIZE, PROGRESS_SECONDS, adam_step_, augment, initial_weights,
+                                           pair_features)
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records
 
 SPLITS = ("train", "dev", "test")
@@ -75,8 +76,6 @@ CHUNK_EPOCHS = 50
 MAX_EPOCH = 1000
 #: SentEval stops at the check where the non-improvement counter is already 3 (the 4th non-improving one)
 PATIENCE = 3
-#: seconds between the regressor's progress lines (after its first check; a last line when it stops)
-PROGRESS_SECONDS = 10.0
 
 
 def encode_labels(scores, nclasses: int = NCLASSES) -> np.ndarray:
@@ -229,7 +228,7 @@ class RelatednessTask(Task):
         device = resolve_device(ctx.options.device)
         ctx.log(f"{self.name}: training SentEval's relatedness regressor on {len(train_y)} pairs ({device})")
         fit = fit_relatedness(feats["train"], train_y, feats["dev"], dev_y, feats["test"],
-                              seed=ctx.options.seed, device=device, log=lambda line: ctx.log(f"{self.name}: {line}"))
+                              seed=ctx.options.seed, device=device, log=ctx.log_for(self))
         pred = (fit.test_pred - 1) / 0.8 if rescale else fit.test_pred
         test_pairs, order = data["test"]
         score = np.empty_like(pred)

@@ -93,3 +93,22 @@ def test_eval_records_the_threads_it_used(restore_threads, tmp_path):
     (manifest,) = runs.glob("*/manifest.json")
     cpu = json.loads(manifest.read_text())["provenance"]["cpu"]
     assert cpu["threads"] == 1 and cpu["available"] == joblib.cpu_count()
+
+
+@pytest.mark.parametrize("command", [
+    ["eval", "glove-bow", "-t", "stsb-cosine"], ["compare", "glove-bow", "glove-bow"], ["report", "runs"],
+    ["study", "study.toml"], ["neighbours", "glove-bow", "--query", "a dog"], ["features", "extract"],
+    ["train", "char-gru", "--dataset", "flickr8k"], ["train", "infersent"],
+])
+def test_every_computing_command_takes_threads(command, tmp_path):
+    """The README says every computing command takes --threads; `report` and `study` did not (issue #41)."""
+    result = CliRunner().invoke(app, [*command, "--threads", "0"])
+    assert str(result.exception) == "--threads must be ≥ 1, got 0", result.output
+
+
+def test_a_study_shares_the_free_cores_among_its_cells(monkeypatch):
+    from benchbox.study.run import cell_threads
+
+    monkeypatch.setattr(threads_module, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.2, 1.0, 1.0))
+    assert [cell_threads(jobs) for jobs in (1, 2, 4, 13, 16)] == [13, 6, 3, 1, 1]
