@@ -178,7 +178,8 @@ def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys, log_file_conso
             now[0] += 20.0
             update(done, 500)
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["encoding with glove-bow: 100/500 in 20 s", "encoding with glove-bow: 300/500 in 60 s",
+    assert lines == ["encoding with glove-bow: 100/500 in 20 s, about 80 s left",
+                     "encoding with glove-bow: 300/500 in 60 s, about 40 s left",
                      "encoding with glove-bow: 500/500 in 100 s"]
 
 
