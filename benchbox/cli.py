@@ -4,6 +4,8 @@ Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: 
 disk full) print one line on stderr and exit with status 2, without a traceback; ``benchbox --debug ...`` or
 ``BENCHBOX_DEBUG=1`` (also ``true``, ``yes``, ``on``; ``0``, ``false``, ``no``, ``off`` or unset: off; anything
 else is an error) shows the traceback instead. Environment variables are checked like options, first.
+Before any command loads torch, ``OMP_WAIT_POLICY`` is set to PASSIVE unless the environment sets it
+(:mod:`benchbox.threads`).
 """
 
 from __future__ import annotations
