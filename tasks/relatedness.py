@@ -182,9 +182,8 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
                 break
             bad_checks += 1
         if heartbeat.due():
-            log(f"regressor: epoch {nepoch} of at most {MAX_EPOCH + CHUNK_EPOCHS} (it stops after {PATIENCE + 1} "
-                f"checks without a better dev Pearson), dev Pearson {pr:.4f}, best {best_pr:.4f} at epoch "
-                f"{best_epoch}, {clock() - started:.0f} s")
+            log(f"regressor: epoch {nepoch} of at most {MAX_EPOCH + CHUNK_EPOCHS}, dev Pearson {pr:.4f} (best "
+                f"{best_pr:.4f} at epoch {best_epoch}), {clock() - started:.0f} s")
     if best_epoch == 0:
         raise BenchboxError("relatedness regressor never gave a defined dev Pearson (constant predictions?)")
     log(f"regressor: done after {nepoch} epochs in {clock() - started:.0f} s, kept epoch {best_epoch} (dev Pearson "
@@ -226,7 +225,9 @@ class RelatednessTask(Task):
         if rescale:
             train_y, dev_y = 1 + 0.8 * train_y, 1 + 0.8 * dev_y
         device = resolve_device(ctx.options.device)
-        ctx.log(f"{self.name}: training SentEval's relatedness regressor on {len(train_y)} pairs ({device})")
+        ctx.log(f"{self.name}: training SentEval's relatedness regressor on {len(train_y)} pairs ({device}): "
+                f"chunks of {CHUNK_EPOCHS} epochs, a dev check after each, stopping after {PATIENCE + 1} checks "
+                "without a better dev Pearson")
         fit = fit_relatedness(feats["train"], train_y, feats["dev"], dev_y, feats["test"],
                               seed=ctx.options.seed, device=device, log=ctx.log_for(self))
         pred = (fit.test_pred - 1) / 0.8 if rescale else fit.test_pred
