@@ -52,6 +52,7 @@ def side_by_side(commands: dict[str, list[str]], env: dict[str, str]) -> dict[st
         if proc.returncode:
             raise SystemExit(f"{' '.join(commands[name])} exited {proc.returncode}:\n{proc.stderr.read().strip()}")
         times[name] = (time.monotonic() - started, usage.ru_utime + usage.ru_stime)
+        print(f"  {name} done: {times[name][0]:.1f} s wall, {times[name][1]:.1f} s CPU", flush=True)
     return times
 
 
