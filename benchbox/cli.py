@@ -4,6 +4,8 @@ Errors a user can cause (:class:`BenchboxError`, and OS errors on a named file: 
 disk full) print one line on stderr and exit with status 2, without a traceback; ``benchbox --debug ...`` or
 ``BENCHBOX_DEBUG=1`` (also ``true``, ``yes``, ``on``; ``0``, ``false``, ``no``, ``off`` or unset: off; anything
 else is an error) shows the traceback instead. Environment variables are checked like options, first.
+Before any command loads torch, ``OMP_WAIT_POLICY`` is set to PASSIVE unless the environment sets it
+(:mod:`benchbox.threads`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ def _interrupted_while_starting(signum, frame) -> None:
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a host that set its own keeps it
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
-import warnings  # noqa: E402 - after the handler: these imports are what it covers
+from benchbox.threads import prepare_environment  # noqa: E402 - after the handler: these imports are what it covers
+
+prepare_environment()  # before any command loads torch's or scikit-learn's OpenMP runtime
+
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Annotated, Optional  # noqa: E402
 

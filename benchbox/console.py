@@ -70,13 +70,15 @@ class Heartbeat:
 @contextmanager
 def progress_bar(description: str, *, clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on a terminal, else a plain line on stderr when :class:`Heartbeat` says so and at
-    the end (nothing with ``--quiet``); yields ``update(done, total)``."""
+    the end (nothing with ``--quiet``), with the time left at the rate so far; yields ``update(done, total)``."""
     if not err.is_terminal:
         heartbeat, started = Heartbeat(clock=clock), clock()
 
         def log_line(done: int, total: int) -> None:
             if done >= total or heartbeat.due():
-                log(f"{description}: {done}/{total} in {clock() - started:.0f} s")
+                seconds = clock() - started
+                left = f", about {seconds * (total - done) / done:.0f} s left" if 0 < done < total else ""
+                log(f"{description}: {done}/{total} in {seconds:.0f} s{left}")
 
         yield log_line
         return

@@ -214,6 +214,10 @@ class EvalContext:
             self.values[task.name] = option_values(task, self.options)
         return self.values[task.name]
 
+    def log_for(self, task: Task) -> Callable[[str], None]:
+        """:attr:`log` with each line starting with the task's name (a probe's progress lines)."""
+        return lambda message: self.log(f"{task.name}: {message}")
+
     def file(self, data_file: DataFile | str) -> Path:
         """Where a declared data file is (its package folder, else the data root), its sha256 checked."""
         return locate_file(self.data, data_file)

@@ -313,7 +313,7 @@ class ProbeClassificationTask(TableTask):
             require_informative(x, encoder.name, f"{self.name} {name}")
             xy[name] = (x, part["label"].map(classes).to_numpy(np.int64))
         outcome = split(xy["train"], xy["dev"], xy["test"], len(classes), seed=ctx.options.seed,
-                        device=resolve_device(ctx.options.device))
+                        device=resolve_device(ctx.options.device), log=ctx.log_for(self))
         gold, n = xy["test"][1], len(xy["test"][1])
         correct = (outcome.pred == gold).astype(np.int64)
         low, high = wilson_ci(float(correct.sum()), n)

@@ -127,7 +127,7 @@ class EntailmentTransfer(TransferTask):
         device = resolve_device(ctx.options.device)
         ctx.log(f"{self.name}: SentEval's split classifier on {len(xy['train'][1])} training pairs ({device})")
         outcome = split(xy["train"], xy["dev"], xy["test"], self.nclasses, seed=ctx.options.seed, device=device,
-                        regs=self.regs, epoch_size=self.epoch_size, max_epoch=self.max_epoch)
+                        regs=self.regs, epoch_size=self.epoch_size, max_epoch=self.max_epoch, log=ctx.log_for(self))
         return self._result(ctx, file_order_items(xy["test"][1], outcome.pred, orders["test"]), outcome,
                             paths, features=self.features, l2_grid=list(self.regs),
                             epoch_size=self.epoch_size, max_epoch=self.max_epoch, device=device.type,

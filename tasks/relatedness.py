@@ -34,6 +34,7 @@ no autograd, DataLoader or optimiser object per step.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -42,6 +43,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from benchbox.console import Heartbeat
 from benchbox.data.root import DataRoot
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
@@ -49,6 +51,7 @@ from benchbox.encoder import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.task_options import TaskOption
+from benchbox.threads import one_thread
 from benchbox.tasks.senteval_data import (
     SENTEVAL_BIBTEX,
     SICK_FILES,
@@ -59,7 +62,8 @@ from benchbox.tasks.senteval_data import (
     senteval_order as sort_rows,
     token_counts,
 )
-from benchbox.tasks.senteval_probe import ADAM, BATCH_SIZE, adam_step_, augment, initial_weights, pair_features
+from benchbox.tasks.senteval_probe import (ADAM, BATCH_SIZE, PROGRESS_SECONDS, adam_step_, augment, initial_weights,
+                                           pair_features)
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records
 
 SPLITS = ("train", "dev", "test")
@@ -119,9 +123,13 @@ def fit_relatedness(
     *,
     seed: int = 1111,
     device: torch.device | str = "cpu",
+    log: Callable[[str], None] = lambda message: None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RelatednessFit:
     """Train SentEval's relatedness regressor on ``train_x`` (pair features) and ``train_scores``, selecting
-    on dev Pearson; return dev Pearson, ŷ on dev and test, and the epochs used."""
+    on dev Pearson; return dev Pearson, ŷ on dev and test, and the epochs used. On one CPU thread
+    (:func:`benchbox.threads.one_thread`: mini-batches of 64 rows). ``log`` gets a progress line after the
+    first chunk of 50 epochs, then after a chunk every :data:`PROGRESS_SECONDS`, and one when training stops."""
     device = torch.device(device)
     train_x, dev_x, test_x = (np.asarray(x, dtype=np.float32) for x in (train_x, dev_x, test_x))
     dev_scores = np.asarray(dev_scores, dtype=np.float64)
@@ -130,6 +138,15 @@ def fit_relatedness(
         raise BenchboxError("relatedness needs aligned train features/scores and at least 2 dev pairs")
     if dev_x.shape[1] != dim or test_x.shape[1] != dim:
         raise BenchboxError("train, dev and test features must have the same width")
+    with one_thread():
+        return _fit(train_x, np.asarray(train_scores), dev_x, dev_scores, test_x, seed, device, log, clock)
+
+
+def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_scores: np.ndarray,
+         test_x: np.ndarray, seed: int, device: torch.device, log: Callable[[str], None],
+         clock: Callable[[], float]) -> RelatednessFit:
+    """:func:`fit_relatedness` on checked inputs."""
+    n, dim = train_x.shape
     rng = np.random.RandomState(seed)
     r = torch.arange(1, NCLASSES + 1, dtype=torch.float32, device=device)
 
@@ -142,6 +159,7 @@ def fit_relatedness(
     def predict(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
         return (torch.softmax(x @ weights.T, dim=1) @ r).cpu().numpy().astype(np.float64)
 
+    started, heartbeat = clock(), Heartbeat(PROGRESS_SECONDS, clock)
     nepoch, best_pr, best_w, best_epoch, bad_checks = 0, -1.0, w.clone(), 0, 0
     while nepoch <= MAX_EPOCH:
         for _ in range(CHUNK_EPOCHS):
@@ -163,8 +181,13 @@ def fit_relatedness(
             if bad_checks >= PATIENCE:
                 break
             bad_checks += 1
+        if heartbeat.due():
+            log(f"regressor: epoch {nepoch} of at most {MAX_EPOCH + CHUNK_EPOCHS}, dev Pearson {pr:.4f} (best "
+                f"{best_pr:.4f} at epoch {best_epoch}), {clock() - started:.0f} s")
     if best_epoch == 0:
         raise BenchboxError("relatedness regressor never gave a defined dev Pearson (constant predictions?)")
+    log(f"regressor: done after {nepoch} epochs in {clock() - started:.0f} s, kept epoch {best_epoch} (dev Pearson "
+        f"{best_pr:.4f})")
     return RelatednessFit(best_pr, predict(x_dev, best_w), predict(x_test, best_w), nepoch, best_epoch)
 
 def senteval_order(pairs: PairData) -> np.ndarray:
@@ -202,9 +225,11 @@ class RelatednessTask(Task):
         if rescale:
             train_y, dev_y = 1 + 0.8 * train_y, 1 + 0.8 * dev_y
         device = resolve_device(ctx.options.device)
-        ctx.log(f"{self.name}: training SentEval's relatedness regressor on {len(train_y)} pairs ({device})")
+        ctx.log(f"{self.name}: training SentEval's relatedness regressor on {len(train_y)} pairs ({device}): "
+                f"chunks of {CHUNK_EPOCHS} epochs, a dev check after each, stopping after {PATIENCE + 1} checks "
+                "without a better dev Pearson")
         fit = fit_relatedness(feats["train"], train_y, feats["dev"], dev_y, feats["test"],
-                              seed=ctx.options.seed, device=device)
+                              seed=ctx.options.seed, device=device, log=ctx.log_for(self))
         pred = (fit.test_pred - 1) / 0.8 if rescale else fit.test_pred
         test_pairs, order = data["test"]
         score = np.empty_like(pred)

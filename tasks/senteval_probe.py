@@ -22,13 +22,17 @@ written out; a model that stops early leaves the batch. The arithmetic per model
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
+from benchbox.threads import one_thread
 
 #: mini-batch size of both SentEval probes (the classifier's config and ``tools/relatedness.py``)
 BATCH_SIZE = 64
@@ -38,6 +42,8 @@ MAX_EPOCH = 200
 TENACITY = 5
 #: SentEval's L2 grid for the PyTorch classifier: 1e-5 … 1e-2
 REGS = tuple(10.0**t for t in range(-5, -1))
+#: seconds between the progress lines of a probe's training (the first comes after its first check)
+PROGRESS_SECONDS = 10.0
 ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
 """``torch.optim.Adam``'s defaults, which SentEval's probes use (no weight decay in the optimiser)."""
 
@@ -116,10 +122,14 @@ def split_validation(n: int, seed: int, fraction: float = 0.05) -> tuple[np.ndar
 
 
 def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSpec], *, seed: int = 1111,
-                epoch_size: int = EPOCH_SIZE, max_epoch: int = MAX_EPOCH) -> list[FittedLogReg]:
+                epoch_size: int = EPOCH_SIZE, max_epoch: int = MAX_EPOCH,
+                log: Callable[[str], None] = lambda message: None,
+                clock: Callable[[], float] = time.monotonic) -> list[FittedLogReg]:
     """Train one SentEval logistic regression per spec on the augmented features ``x`` (see the module
     docstring; ``epoch_size`` and ``max_epoch`` are the classifier's, which SNLI changes to 1 and 15);
-    returns them in the order of ``specs``."""
+    returns them in the order of ``specs``. On one CPU thread (:func:`benchbox.threads.one_thread`: every
+    step is a mini-batch of 64 rows). ``log`` gets a progress line after the first dev check, then after a
+    check every :data:`PROGRESS_SECONDS`."""
     y_t = torch.as_tensor(np.asarray(y, dtype=np.int64), device=x.device)
     if len(y_t) != len(x) or (len(y_t) and (int(y_t.min()) < 0 or int(y_t.max()) >= nclasses)):
         raise BenchboxError(f"labels must be one per row, in 0..{nclasses - 1}")
@@ -130,16 +140,28 @@ def fit_logregs(x: torch.Tensor, y: np.ndarray, nclasses: int, specs: list[FitSp
         groups[(len(spec.train), spec.prefix)].append(i)
     out: list[FittedLogReg | None] = [None] * len(specs)
     init = initial_weights(x.shape[1] - 1, nclasses, seed).to(x.device)
-    for (n, prefix), members in groups.items():
-        group = _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed, epoch_size, max_epoch)
-        for i, fitted in zip(members, group):
-            out[i] = fitted
+    started, heartbeat, trained = clock(), Heartbeat(PROGRESS_SECONDS, clock), 0
+
+    def checked(nepoch: int, training: int) -> None:
+        if heartbeat.due():
+            log(f"probes: {trained} of {len(specs)} logistic regressions trained, {training} at epoch {nepoch} (of "
+                f"at most {max_epoch + epoch_size}), {clock() - started:.0f} s")
+
+    with one_thread():
+        for (n, prefix), members in groups.items():
+            group = _fit_group(x, y_t, init, [specs[i] for i in members], n, prefix, seed, epoch_size, max_epoch,
+                               checked)
+            for i, fitted in zip(members, group):
+                out[i] = fitted
+            trained += len(members)
     return out  # type: ignore[return-value]
 
 
 def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list[FitSpec], n: int, prefix: int,
-               seed: int, epoch_size: int, max_epoch: int) -> list[FittedLogReg]:
-    """Models sharing the permutation stream (same train size and prefix), trained side by side."""
+               seed: int, epoch_size: int, max_epoch: int,
+               checked: Callable[[int, int], None]) -> list[FittedLogReg]:
+    """Models sharing the permutation stream (same train size and prefix), trained side by side;
+    ``checked(epochs, models still training)`` after each dev check."""
     device = x.device
     m_count = len(specs)
     rng = np.random.RandomState(seed)
@@ -187,4 +209,6 @@ def _fit_group(x: torch.Tensor, y: torch.Tensor, init: torch.Tensor, specs: list
             rows_t = torch.as_tensor(keep, device=device, dtype=torch.long)
             w, m, v, idx, valid, n_valid, decay = (t[rows_t] for t in (w, m, v, idx, valid, n_valid, decay))
             alive = [alive[r] for r in keep]
+        if alive:
+            checked(nepoch, len(alive))
     return [FittedLogReg(best_w[j], best_acc[j]) for j in range(m_count)]

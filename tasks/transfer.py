@@ -30,6 +30,7 @@ Every fit of one scheme is handed to :func:`fit_logregs` at once, which trains t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -99,8 +100,8 @@ def _best(scores: list[float]) -> int:
 
 
 def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, seed: int = 1111,
-                device: torch.device | str = "cpu") -> Outcome:
-    """InnerKFoldClassifier.run with ``usepytorch=True`` (see the module docstring)."""
+                device: torch.device | str = "cpu", log: Callable[[str], None] = lambda message: None) -> Outcome:
+    """InnerKFoldClassifier.run with ``usepytorch=True`` (see the module docstring); ``log``: progress lines."""
     y = np.asarray(y, dtype=np.int64)
     _check(y, k)
     xa = augment(x, torch.device(device))
@@ -112,7 +113,7 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, see
         for reg in REGS:
             for a, b in inner.split(train_idx, y[train_idx]):
                 specs.append(FitSpec(train_idx[a], train_idx[b], reg))
-    fits = fit_logregs(xa, y, nclasses, specs, seed=seed)
+    fits = fit_logregs(xa, y, nclasses, specs, seed=seed, log=log)
     per_fold = len(REGS) * k
     dev, chosen, finals = [], [], []
     for f, (train_idx, _) in enumerate(outer):
@@ -122,7 +123,7 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, see
         chosen.append(REGS[_best(scores)])
         tr, dv = split_validation(len(train_idx), seed)
         finals.append(FitSpec(train_idx[tr], train_idx[dv], chosen[-1], prefix=len(train_idx)))
-    final_fits = fit_logregs(xa, y, nclasses, finals, seed=seed)
+    final_fits = fit_logregs(xa, y, nclasses, finals, seed=seed, log=log)
     pred = np.empty(len(y), dtype=np.int64)
     fold_acc = []
     for (_, test_idx), model in zip(outer, final_fits):
@@ -132,19 +133,20 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, see
 
 
 def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray, nclasses: int, *,
-          k: int = 10, seed: int = 1111, device: torch.device | str = "cpu") -> Outcome:
-    """KFoldClassifier.run with ``usepytorch=True`` (see the module docstring)."""
+          k: int = 10, seed: int = 1111, device: torch.device | str = "cpu",
+          log: Callable[[str], None] = lambda message: None) -> Outcome:
+    """KFoldClassifier.run with ``usepytorch=True`` (see the module docstring); ``log``: progress lines."""
     train_y = np.asarray(train_y, dtype=np.int64)
     test_y = np.asarray(test_y, dtype=np.int64)
     _check(train_y, k)
     xa = augment(train_x, torch.device(device))
     folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(train_x, train_y))
     specs = [FitSpec(a, b, reg) for reg in REGS for a, b in folds]
-    fits = fit_logregs(xa, train_y, nclasses, specs, seed=seed)
+    fits = fit_logregs(xa, train_y, nclasses, specs, seed=seed, log=log)
     scores = [_mean_rounded([m.dev_accuracy for m in fits[r * k:(r + 1) * k]]) for r in range(len(REGS))]
     reg = REGS[_best(scores)]
     tr, dv = split_validation(len(train_y), seed)
-    (model,) = fit_logregs(xa, train_y, nclasses, [FitSpec(tr, dv, reg, prefix=len(train_y))], seed=seed)
+    (model,) = fit_logregs(xa, train_y, nclasses, [FitSpec(tr, dv, reg, prefix=len(train_y))], seed=seed, log=log)
     pred = model.predict(augment(test_x, xa.device))
     return Outcome(pred, round(100 * float(np.mean(pred == test_y)), 2), max(scores), [reg])
 
@@ -152,15 +154,16 @@ def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: 
 def split(train: tuple[np.ndarray, np.ndarray], dev: tuple[np.ndarray, np.ndarray],
           test: tuple[np.ndarray, np.ndarray], nclasses: int, *, seed: int = 1111,
           device: torch.device | str = "cpu", regs: tuple[float, ...] = REGS, epoch_size: int = EPOCH_SIZE,
-          max_epoch: int = MAX_EPOCH) -> Outcome:
+          max_epoch: int = MAX_EPOCH, log: Callable[[str], None] = lambda message: None) -> Outcome:
     """SplitClassifier.run with ``usepytorch=True``; each argument is (features, labels). ``regs``: the L2
-    grid (SentEval's ``noreg``: ``(0.0,)``); ``epoch_size``, ``max_epoch``: the classifier's schedule."""
+    grid (SentEval's ``noreg``: ``(0.0,)``); ``epoch_size``, ``max_epoch``: the classifier's schedule; ``log``:
+    progress lines."""
     device = torch.device(device)
     n_train, n_dev = len(train[0]), len(dev[0])
     xa = augment(np.concatenate([train[0], dev[0]]), device)
     y = np.concatenate([train[1], dev[1]]).astype(np.int64)
     specs = [FitSpec(np.arange(n_train), np.arange(n_train, n_train + n_dev), reg) for reg in regs]
-    fits = fit_logregs(xa, y, nclasses, specs, seed=seed, epoch_size=epoch_size, max_epoch=max_epoch)
+    fits = fit_logregs(xa, y, nclasses, specs, seed=seed, epoch_size=epoch_size, max_epoch=max_epoch, log=log)
     scores = []
     for model in fits:
         dev_pred = model.predict(xa[n_train:])
@@ -248,7 +251,8 @@ class BinaryTransfer(TransferTask):
         device = resolve_device(ctx.options.device)
         kfold = ctx.option(self, "kfold")
         ctx.log(f"{self.name}: {kfold}-fold CV with inner {kfold}-fold L2 search ({device})")
-        outcome = inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device)
+        outcome = inner_kfold(x, y, self.nclasses, k=kfold, seed=ctx.options.seed, device=device,
+                              log=ctx.log_for(self))
         return self._result(ctx, file_order_items(y, outcome.pred, order), outcome, data.paths, kfold=kfold,
                             fold_seed=1111, device=device.type, predictions="out-of-fold")
 
@@ -297,7 +301,8 @@ class TREC(TransferTask):
         test_y = test.labels[test_order]
         device = resolve_device(ctx.options.device)
         outcome = kfold(train_x, train.labels[train_order], test_x, test_y, self.nclasses,
-                                   k=ctx.option(self, "kfold"), seed=ctx.options.seed, device=device)
+                                   k=ctx.option(self, "kfold"), seed=ctx.options.seed, device=device,
+                                   log=ctx.log_for(self))
         return self._result(ctx, file_order_items(test_y, outcome.pred, test_order), outcome,
                             train.paths + test.paths,
                             kfold=ctx.option(self, "kfold"), device=device.type)
@@ -324,7 +329,7 @@ class MRPC(TransferTask):
         test_x, test_y, test_order, test_path = self._pair_features(ctx, "test")
         device = resolve_device(ctx.options.device)
         outcome = kfold(train_x, train_y, test_x, test_y, self.nclasses, k=ctx.option(self, "kfold"),
-                                   seed=ctx.options.seed, device=device)
+                                   seed=ctx.options.seed, device=device, log=ctx.log_for(self))
         f1 = MetricRecord(self.name, "test", "f1", round(100 * float(f1_score(test_y, outcome.pred)), 2),
                           math.nan, math.nan, len(test_y))
         return self._result(ctx, file_order_items(test_y, outcome.pred, test_order), outcome,
@@ -349,7 +354,7 @@ class SST2(TransferTask):
             xy[name] = (x, data.labels[orders[name]])
         device = resolve_device(ctx.options.device)
         outcome = split(xy["train"], xy["dev"], xy["test"], self.nclasses, seed=ctx.options.seed,
-                                   device=device)
+                                   device=device, log=ctx.log_for(self))
         paths = [p for data in splits.values() for p in data.paths]
         return self._result(ctx, file_order_items(xy["test"][1], outcome.pred, orders["test"]), outcome, paths,
                             device=device.type)

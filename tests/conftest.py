@@ -59,6 +59,17 @@ def pytest_runtest_setup(item):
 
 
 @pytest.fixture(autouse=True)
+def _included_files():
+    """The files a test's ``--include`` imported (the process's list, which a study's next command names) are
+    forgotten after it: a later test's study was never given them."""
+    from benchbox.include import INCLUDED
+
+    before = list(INCLUDED)
+    yield
+    INCLUDED[:] = before
+
+
+@pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own embedding / word-vector cache, never the user's."""
     monkeypatch.setenv("BENCHBOX_CACHE", str(tmp_path_factory.mktemp("cache")))

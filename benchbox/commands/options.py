@@ -73,8 +73,9 @@ QUIET = Annotated[bool, typer.Option("--quiet", "-q",
                                      help="No progress or log lines (errors, and the results asked for, still print).")]
 #: CPU threads of the tensor and BLAS work (applied by :func:`benchbox.threads.set_threads`)
 THREADS = Annotated[Optional[int], typer.Option(
-    "--threads", help="CPU threads for tensor and BLAS work (default: the CPUs this process may use, its cgroup "
-    "quota and affinity included); recorded in the run manifest.", callback=AT_LEAST_1)]
+    "--threads", help="CPU threads for tensor and BLAS work (default: $OMP_NUM_THREADS, else the cores free at the "
+    "start: the CPUs this process may use, cgroup quota and affinity included, less the 1-minute load average, at "
+    "least 1); recorded in the run manifest of a command that writes one.", callback=AT_LEAST_1)]
 #: the seed of every random choice of an evaluation (default :data:`benchbox.options.DEFAULT_SEED`, SentEval's; the
 #: help's ``[default: ...]`` shows its value)
 SEED = Annotated[int, typer.Option(help="Seed of every random choice of the evaluation: SentEval's probes and folds, "

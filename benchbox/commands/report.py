@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.commands.options import QUIET, out_option
+from benchbox.commands.options import QUIET, THREADS, out_option
 from benchbox.console import log, out, set_quiet
 
 
@@ -18,12 +18,15 @@ def report_command(
     out_path: out_option("the report file (default: report.md, or report.html with --format html); a markdown report's figures go to <stem>_figures/ beside it") = None,
     reference: Annotated[Optional[list[str]], typer.Option("--reference", metavar="paper:NAME", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k; repeatable.")] = None,
     neighbours: Annotated[Optional[list[Path]], typer.Option("--neighbours", metavar="FILE", help="A `benchbox neighbours --json` output file to show as tables; repeatable.")] = None,
+    threads: THREADS = None,
     quiet: QUIET = False,
 ) -> None:
     """Write a report on runs: claims first (with --compare), then semantic table and figure, retrieval, transfer, significance, training curves, and provenance."""
     from benchbox.reports import write_report
+    from benchbox.threads import set_threads
 
     set_quiet(quiet)
+    set_threads(threads)
     path = write_report(runs, out_path, fmt=fmt, compare=compare, references=reference or [],
                         neighbours=neighbours or [], log=log)
     out.print(str(path), highlight=False, soft_wrap=True)

@@ -4,6 +4,7 @@ study file (``--check``); show a study's cells from another shell (``--status``)
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -78,6 +79,10 @@ def study_command(
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS, HOST:PORT or auto (pip install 'benchbox[ray]'; the study folder must be on a shared file system).", callback=ray_address)] = None,
     check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed) and build each encoder evaluated as it is, as its cell would (options, model folders); start nothing.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
+    threads: Annotated[Optional[int], typer.Option(
+        "--threads", help="CPU threads for tensor and BLAS work of each cell run here, and of the study's compare and "
+        "report (default: $OMP_NUM_THREADS, else the cores free at the start shared among the --jobs cells, at least "
+        "1; a train table's threads wins for its training).", callback=AT_LEAST_1)] = None,
     quiet: QUIET = False,
 ) -> None:
     """Train what is missing, evaluate every cell, compare (claims with headlines) and write the report;
@@ -103,6 +108,12 @@ def study_command(
         out.print(f"{study.out}: {'a study is running here' if running else 'no study is running here'}",
                   highlight=False, soft_wrap=True)
         return
+    from benchbox.study.run import cell_threads
+    from benchbox.threads import set_threads
+
+    # the cells inherit the count; one from the environment is kept
+    count = set_threads(threads or (None if "OMP_NUM_THREADS" in os.environ else cell_threads(study.jobs)))
+    os.environ["OMP_NUM_THREADS"] = str(count)
     result = run_study(study, log=log, ray_address=ray, live=err.is_terminal and not quiet)
     # the process ends now: its last garbage collection, at exit, need not walk every object of scipy,
     # matplotlib and pandas (and torch, with seeds) only to free memory the OS frees anyway (0.4 s on a 2-core

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from benchbox.console import out, set_quiet
+from benchbox.console import log, out, set_quiet
 from benchbox.commands.options import (AT_LEAST_1, DATA_DIR, NAME, NON_NEGATIVE, POSITIVE, QUIET, THREADS, TRAIN_SEED, VECTORS,
                                        out_option)
 from benchbox.storage.output_targets import RUN
@@ -54,9 +54,10 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         threads: THREADS = None,
         quiet: QUIET = False,
     ) -> None:
+        set_quiet(quiet)
+        log(f"train {encoder}: loading torch and the training code ...")  # seconds on a busy machine
         from benchbox.training.trainer import Trainer
 
-        set_quiet(quiet)
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
             video_captions=str(video_captions) if video_captions else None, word_vectors=vectors,

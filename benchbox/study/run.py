@@ -209,13 +209,14 @@ def train_flags(key: str, value: Scalar) -> list[str]:
 
 
 def cell_threads(jobs: int) -> int:
-    """The CPU threads of each cell on the local pool: this machine's CPUs shared among the ``jobs`` cells that run
-    at once, at least 1. Without it each cell's torch and BLAS take every core (:mod:`benchbox.threads`), and
-    ``jobs`` cells oversubscribe the machine. An ``OMP_NUM_THREADS`` set by the user, or a train table's
+    """The CPU threads of each cell on the local pool: this machine's free cores (:func:`benchbox.threads.free_cores`)
+    shared among the ``jobs`` cells that run at once, at least 1. Without it each cell's torch and BLAS take every
+    core, and ``jobs`` cells oversubscribe the machine. ``benchbox study`` counts it once, at the start (later the
+    cells' own load would count); ``--threads``, an ``OMP_NUM_THREADS`` set by the user, or a train table's
     ``threads``, wins; on Ray each task's one CPU is Ray's to set."""
-    from benchbox.threads import cpu_count
+    from benchbox.threads import free_cores
 
-    return max(1, cpu_count() // jobs)
+    return max(1, free_cores() // jobs)
 
 
 def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> dict[str, Any]:

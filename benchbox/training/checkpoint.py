@@ -46,6 +46,8 @@ class Position:
     epoch_losses: list[float] = field(default_factory=list)
     #: the weighted loss terms of those steps, per term (their means go into the history as ``loss_<term>``)
     epoch_terms: dict[str, list[float]] = field(default_factory=dict)
+    #: seconds spent on those steps (a resumed epoch's history row counts its time before the stop too)
+    epoch_seconds: float = 0.0
 
 
 def save_checkpoint(
@@ -70,6 +72,7 @@ def save_checkpoint(
         "history": position.history,
         "epoch_losses": position.epoch_losses,
         "epoch_terms": position.epoch_terms,
+        "epoch_seconds": position.epoch_seconds,
     }
     torch_save(payload, path)
 
@@ -100,7 +103,8 @@ def restore(
     torch.set_rng_state(payload["rng"])
     return Position(payload["epoch"], payload["step"], payload["global_step"], list(payload.get("history") or []),
                     list(payload.get("epoch_losses") or []),
-                    {t: list(v) for t, v in (payload.get("epoch_terms") or {}).items()})
+                    {t: list(v) for t, v in (payload.get("epoch_terms") or {}).items()},
+                    float(payload.get("epoch_seconds") or 0.0))
 
 
 def resume_state(out: Path, *, resume: bool, is_main: bool) -> dict[str, Any] | None:

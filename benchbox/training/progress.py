@@ -3,6 +3,10 @@ display runs), else a log line after the first step and then every
 :data:`benchbox.console.LOG_SECONDS` seconds (:class:`benchbox.console.Heartbeat`) with the step, loss, rate
 and time left (a log file shows progress within the first minute, whatever a step costs); nothing
 with ``--quiet`` or on a rank other than 0.
+
+The first line gives the first step's time and no ETA: that step carries one-time costs (memory, lazy
+initialisation) and once predicted "eta 4074 min" for a run of hours. Later lines take the rate over every step
+since the first, so that at a steady speed the time left counts down line by line.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ class TrainingProgress:
         self.done = done
         self.clock = clock
         self.heartbeat = Heartbeat(clock=clock)
-        self._mark = (done, clock())
+        self._started = clock()
+        #: (step, time) of the first step's end: later rates count from it (None before it)
+        self._first: tuple[int, float] | None = None
 
     def __enter__(self) -> TrainingProgress:
         self.bar.__enter__()
@@ -49,11 +55,15 @@ class TrainingProgress:
         self.bar.update(self.task, completed=global_step, loss=loss, lr=lr)
         if self.live or not self.main:
             return
-        if self.heartbeat.due():
-            now = self.clock()
-            steps, then = self._mark
+        now = self.clock()
+        if self._first is None:
+            self._first = (global_step, now)
+            self.heartbeat.due()  # the next line one interval from now
+            log(f"step {global_step}/{self.total} epoch {epoch + 1} loss {loss:.3f} lr {lr:.2e}: first step in "
+                f"{now - self._started:.1f} s (the time left from the next line on)")
+        elif self.heartbeat.due():
+            steps, then = self._first
             rate = (global_step - steps) / max(now - then, 1e-9)
             eta = (self.total - global_step) / max(rate, 1e-9)
             log(f"step {global_step}/{self.total} epoch {epoch + 1} loss {loss:.3f} "
                 f"lr {lr:.2e} {rate * self.batch_size:.1f} captions/s eta {eta / 60:.1f} min")
-            self._mark = (global_step, now)

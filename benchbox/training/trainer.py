@@ -94,6 +94,8 @@ class Trainer:
         self.stop = StopRequest(checkpoint=out / CHECKPOINT_FILE)
         #: the signal (SIGINT/SIGTERM) that stopped :meth:`run` after its checkpoint; None when it did not
         self.stopped_by_signal: int | None = None
+        #: ``time.perf_counter()`` less the current epoch's seconds before it (None between epochs)
+        self._epoch_clock: float | None = None
 
     @classmethod
     def from_config(cls, config: TrainConfig, out: str | os.PathLike | None = None, *, resume: bool = False,
@@ -102,7 +104,8 @@ class Trainer:
         """Lock the run folder (``runs_dir``/<new id> by default), load the data, build the model and, with
         ``resume``, restore the checkpoint of the run in ``out``."""
         dist = Distributed()
-        set_threads(config.threads)
+        threads = set_threads(config.threads)
+        say = log if dist.is_main else (lambda message: None)
         folder = Path(dist.broadcast(str(out) if out else str(Path(runs_dir) / new_run_id(config.encoder))))
         lock = ExitStack()
         if dist.is_main:
@@ -113,13 +116,20 @@ class Trainer:
                 config = config.check_resume(TrainConfig.from_dict(stored["config"]))
             if config.batch_size % dist.world:
                 raise BenchboxError(f"the batch size {config.batch_size} must be divisible by the {dist.world} processes")
+            say(f"loading the {config.dataset} captions (--visual {config.visual}) for the run in {folder} ...")
+            started = time.perf_counter()
             data = load_training_data(config)
             if stored is not None and data.text is not None:
                 _require_same_corpus(folder, data.text)
+            say(f"loaded {len(data.train.captions):,} training and {len(data.dev.captions):,} dev captions in "
+                f"{time.perf_counter() - started:.1f} s; building the network (hidden {config.hidden}) on "
+                f"{dist.device}, {threads} CPU thread{'s' if threads > 1 else ''} ...")
             torch.manual_seed(config.seed)
             net = build_net(config, data, None if stored is None else CharVocab(tuple(stored["vocab"])), dist.device)
             optimizer = adam(net.parameters(), lr=config.resolved_lr_max)
             position = None if stored is None else restore(stored, net, optimizer, folder / CHECKPOINT_FILE)
+            if position is not None:
+                say(f"resuming at step {position.global_step} (epoch {position.epoch + 1})")
         except BaseException:
             lock.close()
             raise
@@ -146,6 +156,9 @@ class Trainer:
             progress = TrainingProgress(f"train {config.encoder}", total=self.steps_per_epoch * config.epochs,
                                         done=self.position.global_step, batch_size=config.batch_size,
                                         main=self.dist.is_main)
+            if self.dist.is_main:
+                log(f"training {config.epochs} epoch{'s' if config.epochs > 1 else ''} of {self.steps_per_epoch} "
+                    f"steps of {config.batch_size} captions; the first step ...")
             with self.stop.installed(), progress, self._non_finite_stops():
                 while self.position.epoch < config.epochs and not stopped:
                     stopped = self._train_epoch(model, progress)
@@ -165,7 +178,7 @@ class Trainer:
         config, position = self.config, self.position
         epoch = position.epoch
         plan = epoch_plan(self.lengths, batch_size=config.batch_size, seed=config.seed, epoch=epoch)
-        started = time.perf_counter()
+        self._epoch_clock = time.perf_counter() - position.epoch_seconds  # a resumed epoch's earlier steps count
         steps_per_cycle = self.steps_per_epoch * config.cycle_epochs
         for batch in plan[position.step :]:
             lr = cyclic_cosine_lr(position.global_step, steps_per_cycle, config.resolved_lr_max, config.lr_min)
@@ -181,8 +194,12 @@ class Trainer:
                 return True
             if config.checkpoint_every and position.global_step % config.checkpoint_every == 0:
                 self._save_checkpoint()
-        self._end_epoch(epoch, len(plan), time.perf_counter() - started)
+        self._end_epoch(epoch, len(plan), self._epoch_seconds())
         return False
+
+    def _epoch_seconds(self) -> float:
+        """Seconds spent on the current epoch's steps so far, in this process and before a resume."""
+        return 0.0 if self._epoch_clock is None else time.perf_counter() - self._epoch_clock
 
     def _end_epoch(self, epoch: int, steps: int, seconds: float) -> None:
         """The epoch's history row; at a cycle end (or the last epoch) a snapshot; a checkpoint."""
@@ -194,7 +211,7 @@ class Trainer:
             **{f"loss_{term}": float(np.mean(values)) for term, values in position.epoch_terms.items()},
         })
         position.epoch, position.step, position.epoch_losses = epoch + 1, 0, []
-        position.epoch_terms = {}
+        position.epoch_terms, self._epoch_clock = {}, None
         if (epoch + 1) % config.cycle_epochs == 0 or epoch + 1 == config.epochs:
             self._snapshot(epoch + 1)
             self.dist.barrier()
@@ -302,6 +319,7 @@ class Trainer:
         }
 
     def _save_checkpoint(self) -> None:
+        self.position.epoch_seconds = self._epoch_seconds()
         if self.dist.is_main:
             save_checkpoint(self.out / CHECKPOINT_FILE, config=self.config.to_dict(), vocab=list(self.net.vocab.chars),
                             model=self.net, optimizer=self.optimizer, position=self.position)
@@ -339,14 +357,17 @@ class Trainer:
             self.manifest.complete(ensemble=best_snapshots(self.manifest.fields["snapshots"]))
 
     def _stop_by_request(self) -> None:
-        """Stopped by a signal or the step hook: checkpoint, history and manifest say where to resume."""
+        """Stopped by a signal or the step hook: checkpoint, history and manifest say where to resume. A line
+        says so for the step hook; for a signal the command says it, with the command that resumes
+        (:func:`benchbox.commands.interrupted.exit_interrupted`), in one line."""
         self.stopped_by_signal = self.stop.signum
         self._save_checkpoint()
         self._write_history()
         if self.dist.is_main:
             self.manifest.save(status="stopped", stopped_at_step=self.position.global_step)
-            log(f"stopped at step {self.position.global_step}; continue with the same command and "
-                f"--out {self.out} --resume")
+            if self.stopped_by_signal is None:
+                log(f"stopped at step {self.position.global_step}; continue with the same command and "
+                    f"--out {self.out} --resume")
 
     @contextmanager
     def _non_finite_stops(self) -> Iterator[None]:

@@ -15,6 +15,7 @@ from benchbox.data.root import DataRoot
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.reuse import find_reusable_run
+from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import MANIFEST
 from benchbox.task import resolve_tasks
 from tests.storage.test_run_identity import OPTIONS, Hashed, _eval  # noqa: F401 - registers "hashed"
@@ -65,7 +66,8 @@ def test_a_typed_option_and_its_default_are_one_identity_reused_and_grouped_as_s
     groups = seed_groups(resolve_sources([str(given), str(defaulted)]))
     assert [sorted(s.path for s in members) for members in groups.values()] == [sorted([given, defaulted])]
     log: list[str] = []
-    reused = find_reusable_run(runs, encoder=load_encoder("hashed", seed=1), tasks=resolve_tasks(["stsb-cosine"]),
+    reused = find_reusable_run(runs, encoder=encoder_record(load_encoder("hashed", seed=1)),
+                               tasks=resolve_tasks(["stsb-cosine"]),
                                options=OPTIONS, data=DataRoot(empty), log=log.append)
     assert reused is not None and reused.path == given, log
 

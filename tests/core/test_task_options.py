@@ -125,7 +125,7 @@ def test_the_built_in_flags_come_from_the_tasks_options():
     """The flags of benchbox's own tasks, each declared once by a task option (``describe mr`` once printed
     "flag --kfold" while ``eval --kfold`` did not exist)."""
     flags = task_flags(builtin_only=True)
-    assert list(flags) == ["features", "fix-stsb-labels", "images", "kfold", "retrieval-ci", "retrieval-medr",
+    assert list(flags) == ["captions", "features", "fix-stsb-labels", "images", "kfold", "retrieval-ci", "retrieval-medr",
                            "retrieval-ties", "text"]
     assert flags["kfold"][1] == ("cr", "mpqa", "mr", "mrpc", "subj", "trec")
     values = resolve_options(resolve_tasks(["mr", "trec"]), TaskOptions(flags={"kfold": 5},

@@ -14,6 +14,7 @@ from benchbox import load_encoder, run_tasks
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.storage.identity import cache_key, image_cache_key
 from benchbox.cli import app
+from benchbox.console import set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.task_options import TaskOptions
 from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip, save_tiny_siglip2
@@ -94,6 +95,7 @@ def test_siglip_with_the_attention_mask_is_a_recorded_variant(models, kind):
 
 
 def test_float16_on_a_cpu_is_one_warning_line(models, capsys):
+    set_quiet(False)  # an earlier command's --quiet is the console's state
     load_encoder(SPEC, model=str(models["clip"]), precision="float16", device="cpu")
     lines = [line for line in capsys.readouterr().err.splitlines() if "float16" in line]
     assert len(lines) == 1 and "10x slower than float32" in lines[0]

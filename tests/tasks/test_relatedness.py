@@ -206,3 +206,48 @@ def test_sickr_ignores_the_stsb_fix_and_reports_missing_files(tmp_path):
     assert plain.protocol["labels"] == flagged.protocol["labels"] == "1-5 as given"
     np.testing.assert_array_equal(plain.items["score"], flagged.items["score"])
     assert {r.metric: r.value for r in plain.metrics if r.subset == "test"}["pearson"] > 0.99
+
+
+def test_the_regressor_reports_its_progress_on_one_thread():
+    """Issue #41: a cold `eval --task semantic` sat 43 minutes silent after "training SentEval's relatedness
+    regressor". A line after the first chunk of 50 epochs, then after a chunk every 10 s, and one when it
+    stops (a fake clock, 4 s a reading: a line every other chunk); all while torch computes on one thread (a
+    mini-batch of 64 rows a step: a busy machine's second thread only slows it)."""
+    rng = np.random.default_rng(1)
+    (tx, ty), (dx, dy), (sx, _) = (synthetic(n, rng, noise=0.5) for n in (100, 40, 40))
+    now, lines, threads = [0.0], [], []
+
+    def clock() -> float:
+        now[0] += 4.0
+        return now[0]
+
+    def log(line: str) -> None:
+        lines.append(line)
+        threads.append(torch.get_num_threads())
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        fit = fit_relatedness(tx, ty, dx, dy, sx, log=log, clock=clock)
+        assert torch.get_num_threads() == 2  # restored afterwards
+    finally:
+        torch.set_num_threads(before)
+    assert lines[0].startswith("regressor: epoch 50 of at most 1050, dev Pearson ")
+    assert lines[-1].startswith(f"regressor: done after {fit.epochs} epochs") and f"kept epoch {fit.best_epoch}" in lines[-1]
+    epochs = [int(line.split()[2]) for line in lines[:-1]]
+    assert fit.epochs >= 200 and len(epochs) >= 2 and epochs[-1] >= fit.epochs - 100
+    assert epochs == list(range(50, epochs[-1] + 1, 100))  # every other chunk: one line per 10 s
+    assert set(threads) == {1}
+
+
+def test_the_stsb_task_logs_the_regressors_progress(tmp_path):
+    """The task hands the regressor its log, each line named by the task (`eval ... 2> log` shows them)."""
+    write_stsb(tmp_path, np.random.default_rng(2))
+    lines = []
+    enc = ScoreEncoder()
+    ctx = EvalContext(data=DataRoot(tmp_path, use_embedded=False), embed=enc.encode,
+                      options=task_options(device="cpu"), log=lines.append)
+    STSB().evaluate(enc, ctx)
+    assert lines[0].startswith("stsb: training SentEval's relatedness regressor on 300 pairs (cpu): chunks of 50 epochs")
+    assert lines[1].startswith("stsb: regressor: epoch 50 of at most 1050, dev Pearson ")
+    assert lines[-1].startswith("stsb: regressor: done after ")

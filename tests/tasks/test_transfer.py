@@ -50,6 +50,38 @@ def test_batched_fits_equal_senteval_structured_fits():
     assert not torch.allclose(fits[0].weights, fits[1].weights, atol=1e-3)  # the L2 is applied
 
 
+def test_the_probes_report_their_progress_on_one_thread():
+    """Issue #41: every step longer than a few seconds says how it is going. A line after the first dev check,
+    then after a check every 10 s (a fake clock, 4 s a reading: every other check), counting the fits
+    trained; torch on one thread meanwhile, its count restored after."""
+    rng = np.random.default_rng(0)
+    x, y = blobs(240, rng, nclasses=3, spread=0.6)
+    specs = [FitSpec(np.arange(180), np.arange(180, 240), reg) for reg in (1e-5, 1e-2)]
+    specs.append(FitSpec(np.arange(100), np.arange(100, 240), 1e-3))  # another train size: a second group
+    now, lines, threads = [0.0], [], []
+
+    def clock() -> float:
+        now[0] += 4.0
+        return now[0]
+
+    def log(line: str) -> None:
+        lines.append(line)
+        threads.append(torch.get_num_threads())
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        fit_logregs(augment(x, torch.device("cpu")), y, 3, specs, log=log, clock=clock)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert lines[0].startswith("probes: 0 of 3 logistic regressions trained, 2 at epoch 4 (of at most 204), ")
+    assert lines[-1].startswith("probes: 2 of 3 logistic regressions trained, 1 at epoch ")
+    first_group = [int(line.split(" at epoch ")[1].split()[0]) for line in lines if line.startswith("probes: 0 of")]
+    assert first_group == list(range(4, first_group[-1] + 1, 8))  # every other check of 4 epochs
+    assert set(threads) == {1}
+
+
 def test_validation_schemes_equal_the_reference():
     rng = np.random.default_rng(1)
     x, y = blobs(72, rng, spread=0.5)

@@ -139,8 +139,28 @@ def test_progress_lines_in_a_log_file_come_after_the_first_step_then_at_a_steady
     assert LOG_SECONDS == 30.0
     # step 1 at once, then every 30 s of a 20 s step: steps 3, 5, 7, 9
     assert [line.split()[1] for line in lines] == ["1/10", "3/10", "5/10", "7/10", "9/10"]
-    assert lines[0].endswith("1.6 captions/s eta 3.0 min")  # 32 captions / 20 s; 9 steps left at 20 s
-    assert lines[1].endswith("1.6 captions/s eta 2.3 min")  # 2 steps in 40 s; 7 steps left
+    assert lines[0].endswith("first step in 20.0 s (the time left from the next line on)")
+    assert lines[1].endswith("1.6 captions/s eta 2.3 min")  # 2 steps in 40 s since the first; 7 steps left
+
+
+def test_the_first_step_predicts_no_time_left_and_the_time_left_counts_down(capsys, log_file_console):
+    """Issue #41: a first step of 3 minutes (loading, allocation) gave "eta 4074 min" for a run of hours. The
+    first line says what the first step took; later lines count the rate from the first step's end, so at a
+    steady 2 s a step the time left falls line by line to the truth."""
+    from benchbox.training.progress import TrainingProgress
+
+    now = [0.0]
+    progress = TrainingProgress("train", total=200, done=0, batch_size=32, main=True, clock=lambda: now[0])
+    with progress:
+        for step in range(1, 201):
+            now[0] += 200.0 if step == 1 else 2.0
+            progress.update(step, 0, loss=1.5, lr=2e-4)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
+    assert "eta" not in lines[0] and "first step in 200.0 s" in lines[0]
+    etas = [float(line.split(" eta ")[1].removesuffix(" min")) for line in lines[1:]]
+    left = [(200 - int(line.split()[1].split("/")[0])) * 2 / 60 for line in lines[1:]]
+    assert len(etas) > 5 and all(a > b for a, b in zip(etas, etas[1:]))
+    assert etas == pytest.approx(left, abs=0.05)
 
 
 def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys, log_file_console):
@@ -158,7 +178,8 @@ def test_evaluation_progress_in_a_log_file_is_plain_lines(capsys, log_file_conso
             now[0] += 20.0
             update(done, 500)
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["encoding with glove-bow: 100/500 in 20 s", "encoding with glove-bow: 300/500 in 60 s",
+    assert lines == ["encoding with glove-bow: 100/500 in 20 s, about 80 s left",
+                     "encoding with glove-bow: 300/500 in 60 s, about 40 s left",
                      "encoding with glove-bow: 500/500 in 100 s"]
 
 
