@@ -55,9 +55,6 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
         quiet: QUIET = False,
     ) -> None:
         set_quiet(quiet)
-        log(f"train {encoder}: loading torch and the training code ...")  # seconds on a busy machine
-        from benchbox.training.trainer import Trainer
-
         config = TrainConfig(
             encoder=encoder, dataset=dataset, visual=visual, features=str(features) if features else None,
             video_captions=str(video_captions) if video_captions else None, word_vectors=vectors,
@@ -68,7 +65,10 @@ def _command(encoder: str):  # noqa: ANN202 - a typer command factory
             lr_max=lr_max, lr_min=lr_min, seed=seed, max_captions=max_captions,
             eval_semantic=semantic_tasks(eval_semantic), data_dir=str(data_dir) if data_dir else None,
             checkpoint_every=checkpoint_every, threads=threads,
-        )
+        )  # checked first: a bad option is one line before anything loads
+        log(f"train {encoder}: loading torch and the training code ...")  # seconds on a busy machine
+        from benchbox.training.trainer import Trainer
+
         trainer = Trainer.from_config(config, out_dir, resume=resume, label=name)
         run = trainer.run()
         if trainer.dist.is_main:
