@@ -110,6 +110,25 @@ def task_options(**given) -> TaskOptions:
     return TaskOptions(**shared, flags={key.replace("_", "-"): value for key, value in given.items()})
 
 
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``benchbox ARGS`` in this process through ``main`` (its one-line errors and exit codes): exit code, standard
+    output, standard error."""
+    import sys
+
+    from benchbox.cli import main
+
+    old, sys.argv = sys.argv, ["benchbox", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    finally:
+        sys.argv = old
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 #: uid and gid of the unprivileged user the permission tests run commands as
 NOBODY = 65534
 

@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 
 import pytest
 
-from benchbox.cli import main
 from benchbox.comparison import output
 from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from tests.comparison.test_compare import make_run
+from tests.helpers import cli
 
 BOOT = 50
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``benchbox ARGS`` in this process through ``main`` (its one-line errors and exit codes)."""
-    old, sys.argv = sys.argv, ["benchbox", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

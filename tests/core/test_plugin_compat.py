@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 from benchbox import run_tasks
-from benchbox.cli import main
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
@@ -24,23 +23,10 @@ from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import Run
 from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.task_options import TaskOptions
-from tests.helpers import LetterCounts
+from tests.helpers import LetterCounts, cli
 
 LEGACY = Path(__file__).resolve().parents[1] / "plugin_legacy" / "legacy_tasks.py"
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``benchbox ARGS`` in this process through ``main`` (its one-line errors and exit codes)."""
-    old, sys.argv = sys.argv, ["benchbox", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

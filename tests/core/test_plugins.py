@@ -20,14 +20,13 @@ from sklearn.metrics import roc_auc_score
 
 from benchbox import evaluate, load_encoder, run_tasks
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.cli import main
 from benchbox.encoder_adapter import AdaptedEncoder, as_encoder
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, PluginWarning, Registry
 from benchbox.storage.runs import Run
 from benchbox.task_options import TaskOptions
-from tests.helpers import LetterCounts
+from tests.helpers import LetterCounts, cli
 
 TOY = "install it: pip install --no-deps --no-build-isolation -e tests/plugin_pkg"
 BAD = "install it: pip install --no-deps --no-build-isolation -e tests/plugin_bad"
@@ -55,20 +54,6 @@ class DuckLetters:
     def fingerprint(self) -> str:
         return "duck-letters-v1"
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``benchbox ARGS`` in this process through ``main`` (its one-line errors and exit codes)."""
-    old = sys.argv
-    sys.argv = ["benchbox", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def flat(text: str) -> str:
