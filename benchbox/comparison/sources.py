@@ -221,7 +221,7 @@ def _model(spec: str, label: str | None, evaluate: bool, log: Callable[[str], No
 
         refuse_shadowing(spec, runs_too=True)
         if shadowed_folder(spec) is not None:
-            log(f"{spec}: the registered encoder (./{spec} here holds no run; the encoder is evaluated or reused)")
+            log(f"{spec}: the registered encoder, evaluated or reused (the folder ./{spec} here holds no run)")
             return [_pending(spec, path, label)]
     if (path / MANIFEST).is_file():
         run = open_run(path)

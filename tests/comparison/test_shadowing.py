@@ -41,7 +41,7 @@ def test_a_folder_without_runs_named_like_an_encoder_is_passed_over_in_one_line(
     log: list[str] = []
     comparison = _compare(path, "glove-bow", str(run), log=log)
     assert comparison.models[0].startswith("glove-bow") and len(comparison.models) == 2
-    assert "glove-bow: the registered encoder (./glove-bow here holds no run; the encoder is evaluated or reused)" in log
+    assert "glove-bow: the registered encoder, evaluated or reused (the folder ./glove-bow here holds no run)" in log
 
 
 @pytest.mark.parametrize("layout", ["run folder", "folder of runs"])
