@@ -104,15 +104,17 @@ def _stale(record: dict[str, Any], cell: Cell, data: Any) -> str | None:
     else None."""
     from benchbox.reuse import data_unchanged
     from benchbox.storage.runs import Run
+    from benchbox.task import resolve_tasks
 
     if record.get("key") != cell.key:
         return (f"its {DONE} records another identity ({changes(record['key'], cell.key)})"
                 if isinstance(record.get("key"), dict) else f"its {DONE} records no identity (an older study)")
     try:
         tasks = Run.open(Path(record["run"])).record.tasks
+        now = {task.name: task for task in resolve_tasks(list(tasks))}
     except (BenchboxError, OSError) as exc:
         return f"its run cannot be read ({exc})"
-    changed = [name for name, task in tasks.items() if not data_unchanged(task.data_checksums, data)]
+    changed = [name for name, task in tasks.items() if not data_unchanged(task.data_checksums, data, now[name])]
     return f"the data files of {', '.join(changed)} changed since it ran" if changed else None
 
 

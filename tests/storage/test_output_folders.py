@@ -77,8 +77,10 @@ def test_lock_refuses_a_second_writer_and_dies_with_its_holder(tmp_path):
                                "--visual", "random", "--out", str(folder), "--data-dir", str(tmp_path / "none")],
                               capture_output=True, text=True)
         assert proc.returncode == 2
-        assert proc.stderr.strip() == (f"error: another benchbox process is writing into {folder} (it holds "
-                                       f"{folder / '.benchbox.lock'}): wait for it to finish or pass another --out")
+        *started, refused = proc.stderr.strip().splitlines()  # training says what it does from its first second
+        assert refused == (f"error: another benchbox process is writing into {folder} (it holds "
+                           f"{folder / '.benchbox.lock'}): wait for it to finish or pass another --out")
+        assert started == ["train char-gru: loading torch and the training code ..."]
         with pytest.raises(BenchboxError, match="another benchbox process is writing into"):
             with output_lock(folder):
                 pass

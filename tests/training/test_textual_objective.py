@@ -333,7 +333,8 @@ def test_alpha_t_zero_trains_as_without_the_textual_term(tmp_path, visual, loss)
     from benchbox.training.trainer import Trainer
 
     config = TrainConfig(encoder="char-gru", dataset="flickr8k", hidden=16, epochs=1, cycle_epochs=1,
-                         max_captions=320, threads=1, checkpoint_every=0, seed=3, visual=visual, loss=loss)
+                         max_captions=320, threads=1, checkpoint_every=0, seed=3, visual=visual, loss=loss,
+                         cluster_margin=0.2)  # the cluster margin the losses were pinned with (the default is 0.5 now)
     assert not config.needs_text
     run = Trainer.from_config(config, tmp_path / "run").run()
     state = _weights(run, "epoch-001.pt")
