@@ -129,6 +129,32 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def logged_on_two_threads(fit):
+    """``fit(log=..., clock=...)`` run with torch at two threads and a fake clock that advances 4 s a reading;
+    returns what ``fit`` returned, the lines it logged and torch's thread count as each was logged. Asserts that
+    ``fit`` gave torch back its two threads."""
+    import torch
+
+    now, lines, threads = [0.0], [], []
+
+    def clock() -> float:
+        now[0] += 4.0
+        return now[0]
+
+    def log(line: str) -> None:
+        lines.append(line)
+        threads.append(torch.get_num_threads())
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        result = fit(log=log, clock=clock)
+        assert torch.get_num_threads() == 2  # restored afterwards
+    finally:
+        torch.set_num_threads(before)
+    return result, lines, threads
+
+
 #: uid and gid of the unprivileged user the permission tests run commands as
 NOBODY = 65534
 

@@ -18,7 +18,7 @@ from benchbox.device import resolve_device
 from benchbox.tasks.relatedness import SICKR, STSB, encode_labels, fit_relatedness
 from benchbox.tasks.senteval_probe import pair_features
 from tests.senteval_reference import ReferenceRelatedness
-from tests.helpers import task_options
+from tests.helpers import logged_on_two_threads, task_options
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -215,23 +215,7 @@ def test_the_regressor_reports_its_progress_on_one_thread():
     mini-batch of 64 rows a step: a busy machine's second thread only slows it)."""
     rng = np.random.default_rng(1)
     (tx, ty), (dx, dy), (sx, _) = (synthetic(n, rng, noise=0.5) for n in (100, 40, 40))
-    now, lines, threads = [0.0], [], []
-
-    def clock() -> float:
-        now[0] += 4.0
-        return now[0]
-
-    def log(line: str) -> None:
-        lines.append(line)
-        threads.append(torch.get_num_threads())
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        fit = fit_relatedness(tx, ty, dx, dy, sx, log=log, clock=clock)
-        assert torch.get_num_threads() == 2  # restored afterwards
-    finally:
-        torch.set_num_threads(before)
+    fit, lines, threads = logged_on_two_threads(lambda **clocked: fit_relatedness(tx, ty, dx, dy, sx, **clocked))
     assert lines[0].startswith("regressor: epoch 50 of at most 1050, dev Pearson ")
     assert lines[-1].startswith(f"regressor: done after {fit.epochs} epochs") and f"kept epoch {fit.best_epoch}" in lines[-1]
     epochs = [int(line.split()[2]) for line in lines[:-1]]

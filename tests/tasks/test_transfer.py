@@ -16,7 +16,7 @@ from benchbox.tasks.senteval_data import load_trec
 from benchbox.tasks.senteval_probe import FitSpec, augment, fit_logregs, split_validation
 from benchbox.tasks.transfer import CR, MRPC, SST2, TREC
 from tests import senteval_reference as ref
-from tests.helpers import CueWords, task_options
+from tests.helpers import CueWords, logged_on_two_threads, task_options
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -58,23 +58,8 @@ def test_the_probes_report_their_progress_on_one_thread():
     x, y = blobs(240, rng, nclasses=3, spread=0.6)
     specs = [FitSpec(np.arange(180), np.arange(180, 240), reg) for reg in (1e-5, 1e-2)]
     specs.append(FitSpec(np.arange(100), np.arange(100, 240), 1e-3))  # another train size: a second group
-    now, lines, threads = [0.0], [], []
-
-    def clock() -> float:
-        now[0] += 4.0
-        return now[0]
-
-    def log(line: str) -> None:
-        lines.append(line)
-        threads.append(torch.get_num_threads())
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        fit_logregs(augment(x, torch.device("cpu")), y, 3, specs, log=log, clock=clock)
-        assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
+    _, lines, threads = logged_on_two_threads(
+        lambda **clocked: fit_logregs(augment(x, torch.device("cpu")), y, 3, specs, **clocked))
     assert lines[0].startswith("probes: 0 of 3 logistic regressions trained, 2 at epoch 4 (of at most 204), ")
     assert lines[-1].startswith("probes: 2 of 3 logistic regressions trained, 1 at epoch ")
     first_group = [int(line.split(" at epoch ")[1].split()[0]) for line in lines if line.startswith("probes: 0 of")]
