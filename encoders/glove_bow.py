@@ -53,14 +53,18 @@ class GloveBowEncoder(Encoder):
             out[start : start + BLOCK] = self._mean_vectors(sentences[start : start + BLOCK])
         return out
 
+    def tokens(self, sentence: str) -> list[str]:
+        """``sentence``'s tokens as this encoder reads them: whitespace tokens, lower-cased for an uncased
+        vocabulary; an empty sentence is the one token "."."""
+        return (sentence.lower() if self.lowercase else sentence).split() or ["."]
+
     def _mean_vectors(self, sentences: list[str]) -> np.ndarray:
         """Means over known tokens, summed in float64 per sentence with ``np.add.reduceat``."""
         lookup = self.word_vectors.index.get
         rows: list[int] = []
         counts = np.zeros(len(sentences), dtype=np.int64)
         for i, sentence in enumerate(sentences):
-            tokens = (sentence.lower() if self.lowercase else sentence).split() or ["."]
-            known = [r for r in map(lookup, tokens) if r is not None]
+            known = [r for r in map(lookup, self.tokens(sentence)) if r is not None]
             rows += known
             counts[i] = len(known)
         means = np.zeros((len(sentences), self.dim), dtype=np.float64)

@@ -82,11 +82,9 @@ def caption_queries(captions: list[str], encoder: GloveBowEncoder, query: str = 
 
 
 def known_words(captions: list[str], encoder: GloveBowEncoder) -> np.ndarray:
-    """[n]: how many of each caption's tokens ``encoder`` knows, tokenised as ``glove-bow`` does (whitespace
-    tokens, lower-cased for an uncased vocabulary; an empty caption is the one token ".")."""
+    """[n]: how many of each caption's tokens (:meth:`GloveBowEncoder.tokens`) ``encoder`` knows."""
     vocabulary = encoder.word_vectors.index
-    return np.array([sum(token in vocabulary for token in (c.lower() if encoder.lowercase else c).split() or ["."])
-                     for c in captions], dtype=np.int64)
+    return np.array([sum(token in vocabulary for token in encoder.tokens(c)) for c in captions], dtype=np.int64)
 
 
 def query_record(encoder: GloveBowEncoder) -> dict[str, Any]:
