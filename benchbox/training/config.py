@@ -33,6 +33,7 @@ from benchbox.options import DEFAULT_SEED, check_number
 from benchbox.training.clips import ATTENTION_QUERIES, CLIP_VISUALS, FRAMES
 from benchbox.training.data import VISUAL_MODES
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET
+from benchbox.training.train_options import check_declared, train_option
 
 #: the losses of :mod:`benchbox.training.losses` that ``--loss`` takes by their names alone
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
@@ -60,50 +61,57 @@ FEATURE_VISUALS = ("features", *CLIP_VISUALS)
 RESUMABLE_CHANGES = {"data_dir", "threads", "checkpoint_every", "eval_semantic"}
 
 
+def semantic_tasks(values: list[str] | None) -> tuple[str, ...]:
+    """``--eval-semantic``'s tasks and groups, given comma-separated, repeated, or both."""
+    return tuple(t for value in values or () for t in value.split(",") if t)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
+    """The options of ``benchbox train ENCODER`` (a char-RNN), each declared once with its command-line option
+    (:mod:`benchbox.training.train_options`), in the order ``--help`` lists them."""
+
     encoder: str
-    dataset: str
-    visual: str = "features"
-    features: str | None = None
+    dataset: str = train_option(help="flickr8k, coco, or msvd (video clips; needs --video-captions).",
+                                choices=tuple(LR_MAX))
+    features: str | None = train_option(None, path=True, help="Image features file (.npy/.npz/.h5 keyed by image id), for --visual features; or clip features (.npz/.h5, [clips, frames, dim]) for --visual frame, average or attention.")
+    visual: str = train_option("features", choices=VISUAL_MODES, help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the first frame; --frame middle), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the sum of the caption's GloVe vectors through a learned projection).")
     #: the folder of an MSVD-format video caption dataset (``--dataset msvd``)
-    video_captions: str | None = None
+    video_captions: str | None = train_option(None, path=True, help="Folder of an MSVD-format video caption dataset, for --dataset msvd: AllVideoDescriptions.txt ('<video_id> <description>' lines) and the split lists train.txt, dev.txt.")
     #: the fixed word vectors of ``--visual attention`` (None: the packaged GloVe 6B 50-d)
-    word_vectors: str | None = None
+    word_vectors: str | None = train_option(None, flag="vectors", shared=True)
     #: F's frame (``--visual frame``): Bordes et al.'s first, or the middle one (:data:`FRAMES`)
-    frame: str = FRAMES[0]
+    frame: str = train_option(FRAMES[0], choices=FRAMES, help="--visual frame's frame: first (Bordes et al.'s F, v = i_1) or middle.")
     #: T's query (``--visual attention``): Bordes et al.'s sum of word vectors, or their mean (:data:`ATTENTION_QUERIES`)
-    attention_query: str = ATTENTION_QUERIES[0]
-    hidden: int = 1024
-    epochs: int = 32
-    cycle_epochs: int = 4
-    batch_size: int = 32
-    loss: str = "hinge-sum"
-    #: hinge margin; None: the loss's default (0.2; 0.05 for ``order``)
-    margin: float | None = None
-    lr_max: float | None = None
-    lr_min: float = 1e-6
-    #: Bordes et al.'s grounding terms added to the hinge loss (``--loss cluster`` / ``perceptual``)
-    cluster_weight: float = 1.0
-    #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
-    cluster_margin: float = DEFAULT_MARGIN["cluster"]
-    perceptual_weight: float = 1.0
+    attention_query: str = train_option(ATTENTION_QUERIES[0], choices=ATTENTION_QUERIES, help="--visual attention's query of a caption: sum (Bordes et al.'s Σ_w u_w) or mean of its known words' vectors.")
+    hidden: int = train_option(1024, low=1, help="RNN units per direction n (embedding size 2n); the paper: 512, 1024, 2048.")
+    epochs: int = train_option(32, low=1, help="Training epochs.")
+    cycle_epochs: int = train_option(4, low=1, help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.")
+    batch_size: int = train_option(32, low=1, help="Minibatch size (global, over all processes).")
+    loss: str = train_option("hinge-sum", help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (Bordes et al. 2019, Table 2: cluster=1; perceptual=1; cluster=1,perceptual=0.1) or projection (= hinge-sum, margin 0.5); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
-    text_corpus: str | None = None
-    seed: int = DEFAULT_SEED
-    max_captions: int | None = None
-    eval_semantic: tuple[str, ...] = ()
-    data_dir: str | None = None
-    checkpoint_every: int = 200
-    threads: int | None = None
+    text_corpus: str | None = train_option(None, path=True, help="Ordered text corpus of the textual term (--loss ...,textual=W): UTF-8, one sentence per line, a blank line between documents.")
+    #: hinge margin; None: the loss's default (0.2; 0.05 for ``order``)
+    margin: float | None = train_option(None, low=0, help="Margin of the ranking term (default 0.2; 0.05 for --loss order; 0.5 for the projection preset, Bordes et al.'s m').")
+    #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
+    cluster_margin: float = train_option(DEFAULT_MARGIN["cluster"], low=0, help="Margin m of the cluster loss (Bordes et al. 2019: 0.5).")
+    lr_max: float | None = train_option(None, low=0, low_open=True, help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")
+    lr_min: float = train_option(1e-6, low=0, help="Lowest learning rate (at most --lr-max).")
+    seed: int = train_option(DEFAULT_SEED, low=0, shared=True)
+    max_captions: int | None = train_option(None, low=1, help="Train on the first N//5 training images only (a subset).")
+    eval_semantic: tuple[str, ...] = train_option((), metavar="TASK[,TASK...]", parse=semantic_tasks, help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")
+    data_dir: str | None = train_option(None, path=True, shared=True)
+    #: 0 (the Python API only): no periodic checkpoints
+    checkpoint_every: int = train_option(200, low=1, api_also=(0,), help="Write the resumable checkpoint every N steps (and at every epoch end).")
+    threads: int | None = train_option(None, low=1, shared=True)
+    #: Bordes et al.'s grounding terms added to the hinge loss (``--loss cluster`` / ``perceptual``; Python API only)
+    cluster_weight: float = 1.0
+    perceptual_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.encoder not in ARCHITECTURES:
             raise BenchboxError(f"unknown architecture {self.encoder!r}; one of {', '.join(ARCHITECTURES)}")
-        if self.dataset not in LR_MAX:
-            raise BenchboxError(f"--dataset must be one of {', '.join(LR_MAX)}, not {self.dataset!r}")
-        if self.visual not in VISUAL_MODES:
-            raise BenchboxError(f"--visual must be one of {', '.join(VISUAL_MODES)}, not {self.visual!r}")
+        check_declared(self)  # choices and ranges, as the command line checks them
         terms = self.loss_terms  # parses --loss: a clear error on a bad spec
         if self.visual == "cluster" and self.loss in ("order", "perceptual"):
             raise BenchboxError(f"--loss {self.loss} needs a visual side; it cannot be used with --visual cluster")
@@ -122,9 +130,6 @@ class TrainConfig:
                                 f"{self.visual}")
         self._check_video(terms)
         self._check_textual(terms)
-        for key in ("hidden", "epochs", "cycle_epochs", "batch_size"):
-            if getattr(self, key) < 1:
-                raise BenchboxError(f"--{key.replace('_', '-')} must be positive")
         self._check_ranges()
         if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
@@ -142,8 +147,6 @@ class TrainConfig:
             raise BenchboxError(f"--vectors drives --visual attention only, not --visual {self.visual}")
         for flag, value, choices, visual in (("--frame", self.frame, FRAMES, "frame"),
                                              ("--attention-query", self.attention_query, ATTENTION_QUERIES, "attention")):
-            if value not in choices:
-                raise BenchboxError(f"{flag} must be one of {', '.join(choices)}, not {value!r}")
             if value != choices[0] and self.visual != visual:
                 raise BenchboxError(f"{flag} {value} is only read with --visual {visual}, not --visual {self.visual}")
         if self.visual == "attention" and not any(t in VISUAL_TERMS for t, _ in terms):
@@ -166,15 +169,11 @@ class TrainConfig:
                                 "found among the others of its batch)")
 
     def _check_ranges(self) -> None:
-        """Every number finite and in range (the same rules as the CLI's option callbacks), and
-        ``lr_min`` ≤ the resolved ``lr_max``: a learning rate of inf or NaN trains to NaN weights."""
-        for key in ("margin", "cluster_margin", "cluster_weight", "perceptual_weight", "lr_min"):
+        """The weights of the API's grounding terms finite and ≥ 0 (the declared options are checked by
+        :func:`check_declared`), and ``lr_min`` ≤ the resolved ``lr_max``: a learning rate of inf or NaN trains
+        to NaN weights."""
+        for key in ("cluster_weight", "perceptual_weight"):
             check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=0)
-        check_number("--lr-max", self.lr_max, low=0, low_open=True)
-        for key in ("seed", "checkpoint_every"):  # checkpoint_every 0 (API only): no periodic checkpoints
-            check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=0)
-        for key in ("max_captions", "threads"):
-            check_number(f"--{key.replace('_', '-')}", getattr(self, key), low=1)
         if self.lr_min > self.resolved_lr_max:
             raise BenchboxError(f"--lr-min ({self.lr_min:g}) must not exceed --lr-max ({self.resolved_lr_max:g})")
 

@@ -21,7 +21,7 @@ SIGINT/SIGTERM (:mod:`.stop`; the run is marked ``interrupted``, the best model 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ from benchbox.encoders.infersent import WEIGHTS_FILE
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, NLINet, embed_batch
 from benchbox.encoders.infersent_text import sentence_rows
 from benchbox.errors import BenchboxError
-from benchbox.options import DEFAULT_SEED
 from benchbox.storage.outdir import check_writable, output_lock
 from benchbox.storage.runs import MANIFEST, new_run_id
 from benchbox.training.finite import FiniteGuard
+from benchbox.training.nli_config import NLIConfig
 from benchbox.training.nli_data import NLISplit, read_split
 from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.stop import StopRequest
@@ -47,33 +47,6 @@ from benchbox.data.wordvec import WordVectors, load_word_vectors
 CLASSIFIER_FILE = "classifier.pt"
 #: one split prepared for the network: premise rows, hypothesis rows (word vectors per sentence), labels
 Prepared = tuple[list[np.ndarray], list[np.ndarray], np.ndarray]
-
-
-@dataclass
-class NLIConfig:
-    """Options of ``benchbox train infersent`` (defaults: ``train_nli.py``)."""
-
-    nli: str
-    word_vectors: str | None = None
-    hidden: int = 2048
-    fc_dim: int = 512
-    nonlinear_fc: bool = False
-    dropout_fc: float = 0.0
-    padding: str = "v1"
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 0.1
-    decay: float = 0.99
-    lr_shrink: float = 5.0
-    min_lr: float = 1e-5
-    max_norm: float = 5.0
-    seed: int = DEFAULT_SEED
-    train_split: str = "train"
-    dev_split: str = "dev"
-    test_split: str | None = "test"
-    max_train: int | None = None
-    max_dev: int | None = None
-    device: str = "auto"
 
 
 class NLITrainer:

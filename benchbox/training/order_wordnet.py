@@ -26,14 +26,14 @@ accuracy with its Wilson interval, the dev accuracy and threshold, and the trans
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from benchbox.console import log
-from benchbox.data.wordnet import DEFAULT_WORDNET, HELD_OUT, corrupt, wordnet_files
+from benchbox.data.wordnet import corrupt, wordnet_files
 from benchbox.encoders.order_wordnet import CONCEPTS_FILE, EMBEDDINGS_FILE, OrderWordNet
 from benchbox.errors import BenchboxError
 from benchbox.storage.atomic import atomic_path, write_text
@@ -42,6 +42,7 @@ from benchbox.storage.runs import MANIFEST, new_run_id
 from benchbox.tasks.hypernym import (HypernymData, HypernymScores, closure_predictions, percent_record,
                                      score_embeddings)
 from benchbox.training.finite import FiniteGuard
+from benchbox.training.order_wordnet_config import OrderWordNetConfig
 from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.stop import StopRequest
 
@@ -62,22 +63,6 @@ def max_margin_gradient(weight: torch.Tensor, hypo: torch.Tensor, hyper: torch.T
 
 
 PROTOCOL = "Vendrov et al. 2016, §4.1 (ivendrov/order-embeddings-wordnet main.lua defaults, --epochs 20)"
-
-
-@dataclass
-class OrderWordNetConfig:
-    """Options of ``benchbox train order-wordnet`` (defaults: the authors' ``main.lua`` and README)."""
-
-    wordnet: str = str(DEFAULT_WORDNET)
-    held_out: int = HELD_OUT
-    split_seed: int = 1
-    dim: int = 50
-    epochs: int = 20
-    batch_size: int = 1000
-    lr: float = 0.01
-    margin: float = 1.0
-    eval_every: int = 100
-    seed: int = 1234
 
 
 class OrderWordNetTrainer:
