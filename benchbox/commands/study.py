@@ -5,64 +5,14 @@ from __future__ import annotations
 
 import gc
 import os
-from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from benchbox.console import err, log, out, set_quiet
-from benchbox.errors import BenchboxError
 from benchbox.commands.options import AT_LEAST_1, QUIET, out_option
 from benchbox.storage.output_targets import STUDY
-from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
-from benchbox.training.config import TrainConfig
-
-
-def train_command(encoder: str) -> Any:
-    """The click command of ``benchbox train ENCODER`` (the same one the cell will run)."""
-    from benchbox.commands import train_char_rnn, train_infersent
-
-    app = typer.Typer()
-    train_char_rnn.register(app)
-    train_infersent.register(app)
-    commands = typer.main.get_command(app).commands
-    command = commands.get(encoder)
-    if command is None:
-        names = sorted(commands)
-        raise BenchboxError(f"{encoder} cannot be trained here: `benchbox train` knows {', '.join(names)}")
-    return command
-
-
-def check_train(encoder: str, options: dict[str, Any], data_dir: str | None = None) -> None:
-    """Parse a study's ``train`` table as ``benchbox train ENCODER`` would: unknown options, types and ranges
-    (the command's own option callbacks), and for a char-RNN what it would read (its files and the captions under
-    the data root ``data_dir``, :func:`~benchbox.training.data.require_training_data`), are one line, before any
-    cell runs."""
-    from benchbox.study.run import train_flags
-    from benchbox.study.schema import did_you_mean
-
-    command = train_command(encoder)
-    known = {opt.lstrip("-"): param for param in command.params for opt in (*param.opts, *param.secondary_opts)}
-    for key in options:
-        if key not in known:
-            raise BenchboxError(f"unknown option {key!r} of `benchbox train {encoder}`"
-                                f"{did_you_mean(key, sorted(k for k in known if not k.startswith('no-')))}")
-    args = [x for k, v in options.items() for x in train_flags(k, v)]
-    try:
-        context = command.make_context(f"benchbox train {encoder}", args, resilient_parsing=False)
-    except typer.TyperException as exc:  # click's parse errors (typer vendors click)
-        raise BenchboxError(" ".join(exc.format_message().split())) from None
-    if encoder in ARCHITECTURES:  # the checks across options (--visual features needs --features ...), the data
-        from benchbox.commands.train_char_rnn import semantic_tasks
-        from benchbox.training.data import require_training_data
-
-        names = {f.name for f in fields(TrainConfig)}
-        values = {k: v for k, v in context.params.items() if k in names}
-        for key in ("features", "video_captions", "text_corpus"):
-            values[key] = str(values[key]) if values.get(key) else None
-        values.update(eval_semantic=semantic_tasks(values.get("eval_semantic")), data_dir=data_dir)
-        require_training_data(TrainConfig(encoder=encoder, **values))
 
 
 def ray_address(value: Optional[str]) -> Optional[str]:
@@ -91,6 +41,7 @@ def study_command(
     from dataclasses import replace
 
     from benchbox.study.run import load_study, run_study
+    from benchbox.study.train import check_train
 
     set_quiet(quiet)
     study = load_study(study_file, out_dir, check_train=check_train, build=check)

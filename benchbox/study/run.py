@@ -24,7 +24,8 @@ The whole file is checked before anything starts (:mod:`benchbox.study.schema`);
 through its training (``--seed``) or its declared seed option (``-e OPTION=SEED``), never as copies of one run.
 
 Every encoder × seed is a *cell*, run as ``benchbox`` subprocesses (train, then eval) in the cell's folder
-``<out>/cells/<cell>/`` with its log in ``log.txt`` and its state in markers (:mod:`benchbox.study.cells`). A
+``<out>/cells/<cell>/`` (its training from the JSON spec ``train.json`` written there, :mod:`benchbox.study.train`)
+with its log in ``log.txt`` and its state in markers (:mod:`benchbox.study.cells`). A
 cell is its identity (:mod:`benchbox.study.keys`): its folder is named after its key, so an edited study reuses
 exactly the cells whose key is unchanged and runs the others, saying what changed (:mod:`benchbox.study.plan`).
 A cell that finished writes ``done.json`` last (atomically) and is not redone while its key and its data are
@@ -74,6 +75,7 @@ from benchbox.study.keys import cell_key, cell_name
 from benchbox.study.opens import build_encoders
 from benchbox.study.plan import plan
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
+from benchbox.study.train import TRAIN_SPEC, TrainSpec, train_spec
 from benchbox.study.warmup import Warmup
 
 #: times Ray runs a cell again when the worker running it dies (a lost node, a killed process)
@@ -126,8 +128,8 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None,
                build: bool = False) -> Study:
     """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options,
-    data_dir)`` checks a ``train`` table against ``benchbox train ENCODER``'s own options and data (the command
-    line supplies it); ``build``: also build every encoder evaluated as it is (``--check``,
+    data_dir)`` checks a ``train`` table and the data its training reads (the command line gives
+    :func:`benchbox.study.train.check_train`); ``build``: also build every encoder evaluated as it is (``--check``,
     :func:`benchbox.study.opens.build_encoders`)."""
     from benchbox.threads import cpu_count
 
@@ -178,30 +180,36 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
-    """The stages of one cell and their ``benchbox`` command lines: training (if it trains), then evaluating."""
+    """The stages of one cell and their ``benchbox`` command lines: training (if it trains: from the spec
+    :func:`cell_train_spec` in the cell's folder), then evaluating."""
     base = [sys.executable, "-m", "benchbox", *(x for path in INCLUDED for x in ("--include", str(path)))]
     data = ["--data-dir", study.data_dir] if study.data_dir else []
     commands = []
     target = cell.encoder
-    if cell.train:
-        flags = [x for k, v in cell.train.items() for x in train_flags(k, v)]
-        seed = ["--seed", str(cell.seed)] if cell.seed is not None else []
-        commands.append(("training", [*base, "train", cell.encoder, *flags, *seed, *data,  # its progress lines go to
-                                      "--out", str(folder / "train")]))                # the log: the table's ETA
+    if cell.train:  # its progress lines go to the log: the table's ETA
+        commands.append(("training", [*base, "train", "cell", str(folder / TRAIN_SPEC)]))
         target = str(folder / "train")
     options = dict(cell.options)
     if cell.seed_option is not None:
         options[cell.seed_option] = str(cell.seed)
     encoder_options = [x for k, v in options.items() for x in ("-e", f"{k}={v}")]
     tasks = [x for t in study.tasks for x in ("--task", t)]
-    flags = [x for k, v in study.flags.items() for x in train_flags(k, v)]
+    flags = [x for k, v in study.flags.items() for x in flag_arguments(k, v)]
     commands.append(("evaluating", [*base, "eval", target, *tasks, *flags, *encoder_options, *data,
                                     "--runs-dir", str(folder / "runs"), "-q"]))
     return commands
 
 
-def train_flags(key: str, value: Scalar) -> list[str]:
-    """One ``train`` entry (or task flag) as command-line options: a boolean is the flag ``--key`` or
+def cell_train_spec(cell: Cell, study: Study, folder: Path) -> TrainSpec | None:
+    """What the cell trains (None: nothing): its ``train`` table with its seed and the study's data root, into
+    ``<folder>/train`` (:class:`benchbox.study.train.TrainSpec`, written as ``<folder>/train.json``)."""
+    if not cell.train:
+        return None
+    return train_spec(cell.encoder, cell.train, seed=cell.seed, data_dir=study.data_dir, out=str(folder / "train"))
+
+
+def flag_arguments(key: str, value: Scalar) -> list[str]:
+    """A task flag of the ``[study]`` table as command-line options: a boolean is the flag ``--key`` or
     ``--no-key``."""
     if isinstance(value, bool):
         return [f"--{key}" if value else f"--no-{key}"]
@@ -232,6 +240,9 @@ def run_cell(cell: Cell, study: Study, processes: Processes | None = None) -> di
     started = time.time()
     wipe(folder)  # an interrupted cell restarts from the beginning (a Ray retry too)
     folder.mkdir(parents=True)
+    train = cell_train_spec(cell, study, folder)
+    if train is not None:
+        train.write(folder / TRAIN_SPEC)
     with open(folder / LOG, "w", encoding="utf-8") as log:
         for stage, command in cell_commands(cell, study, folder):
             mark_stage(folder, stage, started)

@@ -9,8 +9,8 @@ that the tasks and encoders are registered, that ``baseline`` names one of the c
 exist (the parameters of the encoder's class, read without building it), that the files named exist, that the
 data root (``data-dir``, else ``$BENCHBOX_DATA`` and the embedded copy, as the cells will see it) holds every
 task's data, and that ``seeds`` can reach the encoder (its training's ``--seed``, or its declared
-:attr:`Encoder.seed_option`). A ``train`` table is parsed by ``benchbox train`` itself, and its data checked, by
-the command line's ``check_train``.
+:attr:`Encoder.seed_option`). A ``train`` table is checked against its training configuration's declarations,
+and its data looked for, by :func:`benchbox.study.train.check_train`.
 Every error is a :class:`BenchboxError` of one line naming the file and the key.
 
 The study file reference in ``docs/study.md`` is generated from these models by :func:`reference_markdown`

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.commands.study import check_train
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.study.cells import SAFE
-from benchbox.study.run import cell_commands, load_study
+from benchbox.study.run import cell_commands, cell_train_spec, load_study
 from benchbox.study.schema import DOC, document_with_reference
+from benchbox.study.train import check_train
 
 HEAD = '[study]\ntasks = ["stsb-cosine"]\n'
 TWO = '[[encoder]]\nname = "glove-bow"\n\n[[encoder]]\nname = "glove-bow"\noptions = { lowercase = "false" }\n'
@@ -59,6 +59,13 @@ def _load(tmp_path: Path, text: str | bytes):
      "[[encoder]] 1 train: --epochs must be ≥ 1, got 0"),
     (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k" }\n' + TWO,
      "[[encoder]] 1 train: --visual features needs --features FILE"),
+    # every key reaches the configuration's checks: `vectors` (the field word_vectors) once passed them unchecked
+    (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", vectors = "v.txt" }\n'
+     + TWO, "[[encoder]] 1 train: --vectors drives --visual attention only, not --visual cluster"),
+    (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", epochs = 2.5 }\n'
+     + TWO, "[[encoder]] 1 train: --epochs must be an integer, got 2.5"),
+    (HEAD + '[[encoder]]\nname = "infersent"\ntrain = { nli = "x", nonlinear-fc = "yes" }\n' + TWO,
+     "[[encoder]] 1 train: --nonlinear-fc is true or false, got 'yes'"),
     (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", seed = 3 }\n' + TWO,
      "[[encoder]] 1 train.seed: set by the study; list the seeds"),
     (HEAD + '[[encoder]]\nname = "glove-bow"\ntrain = { epochs = 1 }\n' + TWO,
@@ -130,7 +137,7 @@ def test_seeds_reach_the_encoders_seed_option_or_its_training(tmp_path, seeded):
     assert "seed=2" in commands[1][-1][1]
     train = [stages[0] for stages in commands[2:]]
     assert [t[0] for t in train] == ["training", "training"]
-    assert [t[1][t[1].index("--seed") + 1] for t in train] == ["5", "6"]
+    assert [cell_train_spec(c, study, tmp_path / c.name).config.seed for c in study.cells[2:]] == [5, 6]
     assert len({tuple(stages[-1][1]) for stages in commands}) == 4  # four different evaluations
     with pytest.raises(BenchboxError, match="options.seed: the seed option is set by seeds"):
         _load(tmp_path, HEAD + f'[[encoder]]\nname = "{seeded}"\nseeds = [1, 2]\noptions = {{ seed = 3 }}\n' + TWO)
@@ -163,7 +170,7 @@ def test_a_study_without_task_flags_loads_only_the_tasks_it_names(tmp_path):
     task is looked at as before, and the flag reaches the cells."""
     script = """
 import json, sys
-from benchbox.commands.study import check_train
+from benchbox.study.train import check_train
 from benchbox.study.run import load_study
 study = load_study(sys.argv[1], check_train=check_train)
 print(json.dumps([study.flags, "benchbox.tasks.transfer" in sys.modules]))

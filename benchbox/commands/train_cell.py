@@ -1,0 +1,28 @@
+"""``benchbox train cell SPEC``: the training of a study cell, from the JSON spec the study wrote in the cell's
+folder (:class:`benchbox.study.train.TrainSpec`, checked when the study was loaded and built again here); hidden,
+``benchbox study`` runs it. The training is the one ``benchbox train ENCODER`` runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchbox.commands import train_char_rnn, train_infersent
+from benchbox.study.train import TrainSpec
+from benchbox.training.config import TrainConfig
+
+
+def train_cell(spec_file: Annotated[Path, typer.Argument(help="A cell's training spec (train.json).")]) -> None:
+    """Train a study cell from its spec; prints the run folder."""
+    spec = TrainSpec.read(spec_file)
+    out = Path(spec.out) if spec.out else None
+    if isinstance(spec.config, TrainConfig):
+        train_char_rnn.train(spec.config, out, label=spec.label)
+    else:
+        train_infersent.train(spec.config, out, label=spec.label, threads=spec.threads)
+
+
+def register(train_app: typer.Typer) -> None:
+    train_app.command("cell", hidden=True)(train_cell)
