@@ -13,7 +13,7 @@ generated from :mod:`benchbox.study.schema`)::
     name = "glove-bow"            # a registered encoder, evaluated as it is
 
     [[encoder]]
-    name = "char-gru"             # a trained encoder: one cell per seed, `benchbox train <name> ... --seed S`
+    name = "char-gru"             # a trained encoder: one cell per seed, trained with it (`benchbox train <name>`)
     seeds = [1, 2, 3]
     train = { dataset = "flickr8k", visual = "cluster", hidden = 64, epochs = 1, cycle-epochs = 1 }
 

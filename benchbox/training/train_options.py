@@ -103,8 +103,8 @@ class Declared:
 
     def from_table(self, value: Any) -> Any:
         """The field's value of a study's ``train`` table entry (a TOML scalar), typed and checked as the command
-        line would take it: a number may be written as text (``epochs = "3"``), a text option takes any scalar
-        as its text, a repeatable option one value."""
+        line would take it: a number may be written as text (``epochs = "3"``), a text option takes a number as
+        its text, a repeatable option one value (its commas separate several)."""
         base = Path if self.option.path else self.base
         if base is bool:
             if not isinstance(value, bool):
@@ -116,8 +116,10 @@ class Declared:
                 value = base(value)
             except ValueError:
                 raise BenchboxError(f"--{self.flag} must be {_TYPES[base]}, got {value!r}") from None
+        elif isinstance(value, bool):
+            raise BenchboxError(f"--{self.flag} must be {_TYPES[str]}, got {value!r}")
         else:
-            value = str(value).lower() if isinstance(value, bool) else str(value)
+            value = str(value)
         value = self.option.from_command_line([value] if self.repeated else value)
         return self.option.check(self.flag, value)
 
