@@ -1,7 +1,8 @@
 """The options of the ``train`` commands, generated from their configuration's declarations
 (:mod:`benchbox.training.train_options`): one typer option per declared field, with its help, default, flag and
 range (checked by the field's own :meth:`~benchbox.training.train_options.TrainOption.check`, so the command line,
-the Python API and a study's ``train`` table refuse a value in the same words). A field whose option several
+a study's ``train`` table and a :class:`~benchbox.training.config.TrainConfig` built in Python refuse a value in
+the same words). A field whose option several
 commands share (``--seed``, ``--threads``, ``--data-dir``, ``--vectors``, ``--device``) takes the shared option
 of :mod:`benchbox.commands.options`. A command adds its own options (``--out``, ``--name``, ``--quiet``) with
 :func:`train_command`, which builds its signature.

@@ -56,7 +56,7 @@ class TrainSpec:
 
     @classmethod
     def read(cls, path: Path) -> TrainSpec:
-        """The spec of the file ``path``, its configuration built (and so checked) again."""
+        """The spec of the file ``path``, its configuration built again (a char-RNN's checks across options run)."""
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
             encoder = raw["encoder"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from benchbox.device import check_device
 from benchbox.options import DEFAULT_SEED
-from benchbox.training.train_options import check_declared, train_option
+from benchbox.training.train_options import train_option
 
 
 def none_if_empty(split: str | None) -> str | None:
@@ -18,7 +18,8 @@ def none_if_empty(split: str | None) -> str | None:
 
 @dataclass
 class NLIConfig:
-    """Options of ``benchbox train infersent`` (defaults: ``train_nli.py``)."""
+    """Options of ``benchbox train infersent`` (defaults: ``train_nli.py``); the command line and a study's
+    ``train`` table check them, the Python API takes any value (``lr=inf`` reaches the trainer's finite guard)."""
 
     nli: str = train_option(path=True, help="SentEval-style NLI folder (s1.train, s2.train, labels.train, ... dev, test): SNLI or MultiNLI.")
     word_vectors: str | None = train_option(None, flag="vectors", shared=True)
@@ -41,6 +42,3 @@ class NLIConfig:
     max_train: int | None = train_option(None, low=1, help="Use only the first N training pairs.")
     max_dev: int | None = train_option(None, low=1, help="Use only the first N dev pairs.")
     device: str = train_option("auto", shared=True, check_value=check_device)
-
-    def __post_init__(self) -> None:
-        check_declared(self)

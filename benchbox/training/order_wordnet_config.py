@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchbox.data.wordnet import DEFAULT_WORDNET, HELD_OUT
-from benchbox.training.train_options import check_declared, train_option
+from benchbox.training.train_options import train_option
 
 
 @dataclass
@@ -24,6 +24,3 @@ class OrderWordNetConfig:
     margin: float = train_option(1.0, low=0, low_open=True, help="Margin α of the max-margin loss.")
     eval_every: int = train_option(100, low=1, help="Score dev (threshold chosen there) every N steps; the best dev accuracy's embeddings are kept.")
     seed: int = train_option(1234, low=0, help="Seed of the initialisation, the training negatives and the data order.")
-
-    def __post_init__(self) -> None:
-        check_declared(self)
