@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.errors import BenchboxError
@@ -31,8 +31,8 @@ from benchbox.training.train_options import Declared, TrainOption, config_from_s
 #: the configuration class of each encoder a ``train`` table can train
 CONFIGS: dict[str, type] = {**{name: TrainConfig for name in ARCHITECTURES}, "infersent": NLIConfig}
 #: the options of the ``train`` commands that are not configuration fields (a field of the same flag wins)
-COMMAND_OPTIONS = {"name": Declared("label", "name", Optional[str], None, TrainOption(check_value=check_label)),
-                   "threads": Declared("threads", "threads", Optional[int], None, TrainOption(low=1))}
+COMMAND_OPTIONS = {"name": Declared("label", "name", str | None, None, TrainOption(check_value=check_label)),
+                   "threads": Declared("threads", "threads", int | None, None, TrainOption(low=1))}
 #: a cell's training spec, in its folder
 TRAIN_SPEC = "train.json"
 
