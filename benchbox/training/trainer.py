@@ -3,7 +3,8 @@
 Adam (:mod:`.optimizer`), minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
 (:mod:`.schedule`), the weighted terms of ``--loss`` (:mod:`.losses`; with the textual term every step also
 encodes a batch of consecutive sentences of ``--text-corpus``, :mod:`.text_corpus`, and minimises the sum of
-all terms on both batches in one update), a snapshot at the end of every cycle
+all terms on both batches in one update; with the textual term alone a step is a text batch only and an epoch a
+pass over the corpus), optionally from another run's sentence encoder (``--init-from``, :mod:`.init_from`), a snapshot at the end of every cycle
 (4 epochs; also after the last epoch when the epochs are not a whole number of cycles) scored on dev retrieval
 and, optionally, on semantic tasks, and at the end the ensemble of the two best snapshots (:mod:`.snapshots`).
 The run folder is ``manifest.json`` (:mod:`.run_manifest`; ``"kind": "train"``, the encoder name and
