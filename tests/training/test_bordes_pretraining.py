@@ -197,3 +197,14 @@ def test_init_from_refusals_are_one_line(tmp_path):
                                                             (line.split(" ", 1) for line in lines)))
     refused("another character vocabulary", video_captions=str(other))
     assert not (tmp_path / "new").exists() or not (tmp_path / "new" / "checkpoint.pt").exists()
+    # a run started from RUN resumes without --init-from (its checkpoint holds its weights) and keeps the record
+    started = Trainer.from_config(TrainConfig(**grounded, init_from=str(source)), tmp_path / "mp",
+                                  step_hook=lambda step: step == 1).run()
+    record = json.loads((started / "manifest.json").read_text())["init_from"]
+    assert record["run"] == "lt" and record["weights_sha256"]
+    resumed = Trainer.from_config(TrainConfig(**grounded), started, resume=True)
+    assert resumed.position.global_step == 1 and resumed.config.init_from == str(source)
+    resumed.run()
+    manifest = json.loads((started / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["init_from"] == record
+    assert manifest["config"]["init_from"] == str(source)
