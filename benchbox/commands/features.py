@@ -1,4 +1,6 @@
-"""``benchbox features extract``: ResNet-152 10-crop image features (docs/protocols.md#image-features)."""
+"""``benchbox features extract``: ResNet-152 10-crop image features (docs/protocols.md#image-features); with
+``--clips``, the clip file of frame features that ``--visual frame | average | attention`` reads
+(docs/protocols.md#video-context, :mod:`benchbox.data.clip_extraction`)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ features_app = typer.Typer(help="Image features for grounded training and retrie
 
 @features_app.command("extract")
 def extract(
-    images: Annotated[Path, typer.Option(help="Folder of images (.jpg/.jpeg/.png, searched recursively); ids = file names.")],
-    out: out_option("the features file, .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars)", required=True),
+    images: Annotated[Path, typer.Option(help="Folder of images (.jpg/.jpeg/.png, searched recursively); ids = file names. With --clips: one folder per clip, <clip id>/<frame images> (frames in file-name order: frame_000.jpg, frame_001.jpg, ...).")],
+    out: out_option("the features file, .npz, .h5/.hdf5 or .npy (+ .ids.txt/.meta.json sidecars); with --clips the clip file, .npz or .h5", required=True),
+    clips: Annotated[bool, typer.Option(help="Per-clip frame features for training on video (--visual frame, average or attention): ids = clip folders, [clips, frames, 2048] with each clip's frame count; the frame vectors are kept beside --out as <out stem>.frames.npz (read by --resume).")] = False,
     weights: Annotated[str, typer.Option(help="imagenet (torchvision's cache/download), PATH to a ResNet-152 state dict, or random (seeded random init: FOR TESTING ONLY).")] = "imagenet",
     batch_size: Annotated[int, typer.Option(help="Images per forward pass (each is 10 crops).", callback=AT_LEAST_1)] = 16,
     device: DEVICE = "auto",
@@ -34,21 +37,24 @@ def extract(
     set_quiet(quiet)
     set_threads(threads)
     with output_file_lock(out, "--out"):
-        _extract(images, out, weights, batch_size, device, resume, workers, skip_unreadable, save_every)
+        _extract(images, out, weights, batch_size, device, resume, workers, skip_unreadable, save_every, clips)
 
 
 def _extract(images: Path, out: Path, weights: str, batch_size: int, device: str, resume: bool, workers: int,
-             skip_unreadable: bool, save_every: float) -> None:
+             skip_unreadable: bool, save_every: float, clips: bool) -> None:
+    from benchbox.data.clip_extraction import extract_clip_features, list_clip_frames
     from benchbox.data.feature_extraction import extract_features, load_resnet152
 
+    if clips:
+        list_clip_frames(images)  # a malformed folder is one line before the model loads
     model = load_resnet152(weights)
     log(f"weights: {model.weights}")
+    extract = extract_clip_features if clips else extract_features
     with progress_bar("ResNet-152 features") as update:
-        summary = extract_features(images, out, model, batch_size=batch_size, device=device, resume=resume,
-                                   workers=workers, skip_unreadable=skip_unreadable, save_every_s=save_every,
-                                   progress=update)
+        summary = extract(images, out, model, batch_size=batch_size, device=device, resume=resume,
+                          workers=workers, skip_unreadable=skip_unreadable, save_every_s=save_every, progress=update)
     rate = summary.computed / summary.seconds if summary.seconds else 0.0
-    log(f"{out}: {summary.computed} images computed, {summary.reused} kept from before, "
+    log(f"{out}: {summary.computed} {'frames' if clips else 'images'} computed, {summary.reused} kept from before, "
         f"{len(summary.skipped)} skipped, {summary.seconds:.1f}s ({rate:.2f} images/s)")
 
 

@@ -219,12 +219,14 @@ def extract_features(
     skip_unreadable: bool = False,
     save_every_s: float = 60.0,
     progress: Callable[[int, int], None] | None = None,
+    named: dict[str, Path] | None = None,
 ) -> ExtractionSummary:
-    """Features of every image under ``images`` into ``out`` (see the module docstring for the protocol)."""
+    """Features of every image under ``images`` (or of ``named``, id → image file) into ``out`` (see the module
+    docstring for the protocol)."""
     if batch_size < 1:
         raise BenchboxError("--batch-size must be at least 1")
     start = time.perf_counter()
-    all_images = list_images(images)
+    all_images = list_images(images) if named is None else named
     done = _previous(out, model, resume)
     done_keys = {normalise_id(name) for name in done}
     todo = [name for name in all_images if normalise_id(name) not in done_keys]

@@ -12,24 +12,47 @@ evaluation", ACL; the Microsoft Research Video Description corpus), for training
   the splits read must exist). MSVD's customary split (1200 / 100 / 670 videos; Guadarrama et al. 2013,
   Venugopalan et al. 2015) is not part of the corpus file: write it, or any other, as these lists.
 
-The result is a :class:`benchbox.data.captions.CaptionSplit` like Flickr8k's: the split list's clips in its order,
-each with its first five descriptions in file order (MSVD has about 41 per clip, all of which Bordes et al. 2019
-use: a departure, docs/protocols.md#bordes-models; as MSCOCO images keep their first five) — caption k of clip i
-at row 5i + k — with Merkx's `` .`` appended to a description that does not end with a full stop, as for
-Flickr8k. A malformed line, a listed clip with fewer than five descriptions, or a missing file is one line
-naming it.
+The result is a :class:`VideoCaptions`: the split list's clips in its order, each with all its descriptions in
+file order (MSVD has about 41 per clip, all of which Bordes et al. 2019 train on;
+docs/protocols.md#bordes-models), or its first ``max_descriptions`` (``--max-descriptions N`` for training; the
+dev split keeps five per clip, the layout of the retrieval that selects snapshots) — clip i's descriptions are
+consecutive rows, ``counts[i]`` of them — with Merkx's `` .`` appended to a description that does not end with a
+full stop, as for Flickr8k. A malformed line, a listed clip with fewer than five descriptions, or a missing file
+is one line naming it.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchbox.data.captions import PER_IMAGE, SPLITS, CaptionSplit, _check_split, _read_lines, merkx_full_stop, read_image_list
+import numpy as np
+
+from benchbox.data.captions import PER_IMAGE, SPLITS, _check_split, _read_lines, merkx_full_stop, read_image_list
 from benchbox.errors import BenchboxError
+from benchbox.limits import check_lengths
 
 DATASET = "msvd"
 DESCRIPTIONS = "AllVideoDescriptions.txt"
+
+
+@dataclass(frozen=True)
+class VideoCaptions:
+    """N clips and their descriptions: clip i's ``counts[i]`` descriptions are consecutive rows of ``captions``,
+    in file order (the rows of clip i start at ``counts[:i].sum()``)."""
+
+    dataset: str
+    split: str
+    image_ids: list[str]
+    captions: list[str]
+    #: descriptions per clip, [N] int64 (each at least five)
+    counts: np.ndarray
+    source_files: list[Path]
+
+    def __post_init__(self) -> None:
+        clip = np.repeat(np.arange(len(self.image_ids)), self.counts)
+        check_lengths(self.captions, lambda i: f"{self.dataset} {self.split} description of {self.image_ids[clip[i]]}")
 
 
 def read_descriptions(path: Path) -> dict[str, list[str]]:
@@ -50,9 +73,14 @@ def read_descriptions(path: Path) -> dict[str, list[str]]:
     return by_video
 
 
-def load_video_captions(folder: str | os.PathLike, split: str, *, full_stop: bool = True) -> CaptionSplit:
-    """The clips of ``split`` (train, dev, test) listed in ``folder``/<split>.txt with their first five
-    descriptions from ``folder``/AllVideoDescriptions.txt (the module docstring)."""
+def load_video_captions(folder: str | os.PathLike, split: str, *, full_stop: bool = True,
+                        max_descriptions: int | None = None) -> VideoCaptions:
+    """The clips of ``split`` (train, dev, test) listed in ``folder``/<split>.txt with all their descriptions
+    from ``folder``/AllVideoDescriptions.txt, or their first ``max_descriptions`` (at least five; the module
+    docstring)."""
+    if max_descriptions is not None and max_descriptions < PER_IMAGE:
+        raise BenchboxError(f"--max-descriptions must be at least {PER_IMAGE} (every clip keeps five or more), not "
+                            f"{max_descriptions}")
     _check_split(split)
     folder = Path(folder)
     if not folder.is_dir():
@@ -66,10 +94,13 @@ def load_video_captions(folder: str | os.PathLike, split: str, *, full_stop: boo
     descriptions, list_path = read_descriptions(paths[0]), paths[1]
     clips = read_image_list(list_path)
     captions: list[str] = []
+    counts: list[int] = []
     for clip in clips:
         have = descriptions.get(clip, [])
         if len(have) < PER_IMAGE:
             raise BenchboxError(f"{paths[0]}: clip {clip} of {list_path.name} has {len(have)} descriptions; "
                                 f"training needs at least {PER_IMAGE} per clip")
-        captions += [merkx_full_stop(c) if full_stop else c for c in have[:PER_IMAGE]]
-    return CaptionSplit(DATASET, split, clips, captions, paths)
+        kept = have[:max_descriptions]
+        captions += [merkx_full_stop(c) if full_stop else c for c in kept]
+        counts.append(len(kept))
+    return VideoCaptions(DATASET, split, clips, captions, np.asarray(counts, dtype=np.int64), paths)

@@ -2,13 +2,15 @@
 
 As in Merkx's batcher, an epoch visits every caption once in five passes over the shuffled images (pass k
 uses caption k of every image), so a minibatch never holds two captions of the same image (which would be
-false negatives for the in-batch ranking loss). Length bucketing: each pass is cut into chunks of
+false negatives for the in-batch ranking loss). Where items have different numbers of captions (the clips of an
+MSVD-format dataset keep all their descriptions) there are as many passes as the most captions of an item, and
+pass k shuffles the items that have a caption k (with five each: every item, as above). Length bucketing: each pass is cut into chunks of
 ``bucket_batches`` minibatches, a chunk is sorted by caption length and split into minibatches, and the
 minibatches of the epoch are shuffled. Captions of a minibatch then have nearly equal lengths, so a padded
 batch wastes almost no recurrent steps (:func:`padding_waste`). The last incomplete minibatch of a pass is
 dropped (as Merkx's batcher does). A plan is a pure function of (seed, epoch): resuming replays it exactly.
 
-Each entry also names a *partner* caption of the same image (another of its five, chosen at random) for
+Each entry also names a *partner* caption of the same image (another of its captions, chosen at random) for
 losses that need two captions per image (``--visual cluster``, Bordes et al.'s cluster loss).
 """
 
@@ -23,7 +25,8 @@ from benchbox.data.captions import PER_IMAGE as CAPTIONS_PER_IMAGE
 
 @dataclass(frozen=True)
 class Batch:
-    """Rows into the caption list (image i's caption k is row 5i + k) and the images they belong to."""
+    """Rows into the caption list (image i's caption k is row 5i + k, or ``starts[i] + k`` with ``counts``) and
+    the images they belong to."""
 
     images: np.ndarray
     captions: np.ndarray
@@ -31,21 +34,30 @@ class Batch:
 
 
 def epoch_plan(
-    lengths: np.ndarray, *, batch_size: int, seed: int, epoch: int, bucket_batches: int = 50
+    lengths: np.ndarray, *, batch_size: int, seed: int, epoch: int, bucket_batches: int = 50,
+    counts: np.ndarray | None = None,
 ) -> list[Batch]:
-    """Minibatches for one epoch. ``lengths``: characters of each caption, [5N] (5 per image)."""
+    """Minibatches for one epoch. ``lengths``: characters of each caption, [5N] (5 per image), or with ``counts``
+    (captions per image, [N], each at least two) [sum of counts], image i's captions consecutive."""
     lengths = np.asarray(lengths)
-    if len(lengths) % CAPTIONS_PER_IMAGE:
-        raise ValueError("expected 5 captions per image")
-    n_images = len(lengths) // CAPTIONS_PER_IMAGE
+    if counts is None:
+        if len(lengths) % CAPTIONS_PER_IMAGE:
+            raise ValueError("expected 5 captions per image")
+        counts = np.full(len(lengths) // CAPTIONS_PER_IMAGE, CAPTIONS_PER_IMAGE, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.sum() != len(lengths) or counts.min() < 2:
+        raise ValueError("expected at least 2 captions per image, as many in all as caption lengths")
+    starts = np.cumsum(counts) - counts
     rng = np.random.default_rng([seed, epoch])
     chunk = batch_size * bucket_batches
     batches: list[Batch] = []
-    for k in range(CAPTIONS_PER_IMAGE):
-        images = rng.permutation(n_images)
-        partners = CAPTIONS_PER_IMAGE * images + (k + 1 + rng.integers(0, CAPTIONS_PER_IMAGE - 1, n_images)) % CAPTIONS_PER_IMAGE
-        rows = CAPTIONS_PER_IMAGE * images + k
-        usable = (n_images // batch_size) * batch_size
+    for k in range(int(counts.max())):
+        images = rng.permutation(len(counts))
+        images = images[counts[images] > k]
+        n = counts[images]
+        partners = starts[images] + (k + 1 + rng.integers(0, n - 1)) % n
+        rows = starts[images] + k
+        usable = (len(images) // batch_size) * batch_size
         for start in range(0, usable, chunk):
             stop = min(start + chunk, usable)
             sort = start + np.argsort(lengths[rows[start:stop]], kind="stable")

@@ -11,8 +11,10 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   (−Pearson of caption and visual cosines) and ``textual`` (L_T, QuickThought's neighbour classification on the
   ordered corpus ``--text-corpus``), e.g. ``cluster=1,perceptual=0.1,hinge-sum=1``; ``hinge-sum``, ``hinge-max``,
   ``order`` and ``perceptual`` need a visual side (``--visual features``, ``random`` or a clip model ``frame``,
-  ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs
-  ``--text-corpus`` and at least one grounded term beside it (every step trains on a caption batch);
+  ``average``, ``attention``: :mod:`benchbox.training.clips`); ``textual`` needs ``--text-corpus``: beside a
+  grounded term every step trains on a caption batch and a text batch; alone (``--loss textual=1``, Bordes et
+  al.'s L_T pretraining of M^p; with ``--visual cluster``) every step is a text batch and an epoch one pass over
+  the corpus (:mod:`benchbox.training.text_corpus`);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with the weights of their Table 2 —
   ``bordes-c`` (M_c = M(0, 0, 1), cluster), ``bordes-p`` (M_p = M(0, 1, 0), perceptual), ``bordes-b``
   (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, a ranking loss toward the visual space: our
@@ -32,6 +34,7 @@ from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.options import DEFAULT_SEED, check_number
 from benchbox.training.clips import ATTENTION_QUERIES, CLIP_VISUALS, FRAMES
 from benchbox.training.data import VISUAL_MODES
+from benchbox.data.captions import PER_IMAGE
 from benchbox.data.video_captions import DATASET as VIDEO_DATASET
 from benchbox.training.train_options import check_declared, train_option
 
@@ -59,6 +62,9 @@ LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 FEATURE_VISUALS = ("features", *CLIP_VISUALS)
 #: fields that may change between an interrupted run and its resumption
 RESUMABLE_CHANGES = {"data_dir", "threads", "checkpoint_every", "eval_semantic"}
+#: fields a resumed run keeps from its start and a resuming command does not repeat (its weights are in the
+#: checkpoint; ``--init-from`` with ``--resume`` is refused)
+KEPT_ON_RESUME = {"init_from"}
 
 
 def semantic_tasks(values: list[str] | None) -> tuple[str, ...]:
@@ -78,6 +84,9 @@ class TrainConfig:
     visual: str = train_option("features", choices=VISUAL_MODES, help="features (image features), cluster (captions of an image are positives; no images), random (a fixed random vector per image or clip: Bordes et al.'s R); for clips of frames (--features): frame (F, the first frame; --frame middle), average (A, the mean of the frames) or attention (T, softmax attention over the frames driven by the sum of the caption's GloVe vectors through a learned projection).")
     #: the folder of an MSVD-format video caption dataset (``--dataset msvd``)
     video_captions: str | None = train_option(None, path=True, help="Folder of an MSVD-format video caption dataset, for --dataset msvd: AllVideoDescriptions.txt ('<video_id> <description>' lines) and the split lists train.txt, dev.txt.")
+    #: the descriptions a training clip keeps (``--dataset msvd``): None, all of them as Bordes et al. (2019)
+    #: train on; N, its first N (at least five)
+    max_descriptions: int | None = train_option(None, low=1, help="--dataset msvd: keep the first N descriptions of each training clip (at least 5; default all, as Bordes et al. 2019 train on; dev clips keep 5).")
     #: the fixed word vectors of ``--visual attention`` (None: the packaged GloVe 6B 50-d)
     word_vectors: str | None = train_option(None, flag="vectors", shared=True)
     #: F's frame (``--visual frame``): Bordes et al.'s first, or the middle one (:data:`FRAMES`)
@@ -98,7 +107,9 @@ class TrainConfig:
     lr_max: float | None = train_option(None, low=0, low_open=True, help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")
     lr_min: float = train_option(1e-6, low=0, help="Lowest learning rate (at most --lr-max).")
     seed: int = train_option(DEFAULT_SEED, low=0, shared=True)
-    max_captions: int | None = train_option(None, low=1, help="Train on the first N//5 training images only (a subset).")
+    #: a finished run whose sentence encoder this run starts from (``--init-from RUN``, :mod:`.init_from`)
+    init_from: str | None = train_option(None, path=True, metavar="RUN", help="Start the sentence encoder from the weights of the finished run RUN (same encoder, --hidden and captions); fresh optimiser and schedule. Bordes et al.'s M^p: --loss textual=1 first, then the grounded loss with --init-from.")
+    max_captions: int | None = train_option(None, low=1, help="Train on the first training images whose captions number at most N in all (N//5 images of five; a subset).")
     eval_semantic: tuple[str, ...] = train_option((), metavar="TASK[,TASK...]", parse=semantic_tasks, help="Tasks or groups (comma-separated or repeated) to evaluate at every snapshot (the paper's Figure 4).")
     data_dir: str | None = train_option(None, path=True, shared=True)
     #: 0 (the Python API only): no periodic checkpoints
@@ -140,9 +151,12 @@ class TrainConfig:
         if self.dataset == VIDEO_DATASET and not self.video_captions:
             raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
                                 "the split lists train.txt, dev.txt)")
-        if self.video_captions and self.dataset != VIDEO_DATASET:
-            raise BenchboxError(f"--video-captions is only read with --dataset {VIDEO_DATASET}, not --dataset "
-                                f"{self.dataset}")
+        for flag, value in (("--video-captions", self.video_captions), ("--max-descriptions", self.max_descriptions)):
+            if value is not None and self.dataset != VIDEO_DATASET:
+                raise BenchboxError(f"{flag} is only read with --dataset {VIDEO_DATASET}, not --dataset {self.dataset}")
+        if self.max_descriptions is not None and self.max_descriptions < PER_IMAGE:
+            raise BenchboxError(f"--max-descriptions must be at least {PER_IMAGE} (every clip keeps five or more), "
+                                f"not {self.max_descriptions}")
         if self.word_vectors and self.visual != "attention":
             raise BenchboxError(f"--vectors drives --visual attention only, not --visual {self.visual}")
         for flag, value, choices, visual in (("--frame", self.frame, FRAMES, "frame"),
@@ -154,16 +168,17 @@ class TrainConfig:
                                 f"({', '.join(VISUAL_TERMS)}); --loss {self.loss} has none")
 
     def _check_textual(self, terms: tuple[tuple[str, float], ...]) -> None:
-        """``--text-corpus`` given exactly when the ``textual`` term is, beside a grounded term, on batches of ≥ 2."""
+        """``--text-corpus`` given exactly when the ``textual`` term is, on batches of ≥ 2; alone, with ``--visual
+        cluster`` (no visual side is trained; snapshots are selected on the dev captions alone)."""
         if self.needs_text and not self.text_corpus:
             raise BenchboxError("the textual term needs --text-corpus FILE (one sentence per line, a blank line "
                                 "between documents)")
         if self.text_corpus and not self.needs_text:
             raise BenchboxError(f"--text-corpus is only used by the textual term; --loss {self.loss} has none "
                                 "(add it with a weight, e.g. --loss bordes-c,textual=0.5)")
-        if self.needs_text and len(terms) == 1:
-            raise BenchboxError("--loss textual needs a grounded term beside it (e.g. bordes-c,textual=0.5): every "
-                                "step trains on a caption batch and a text batch")
+        if self.text_only and self.visual != "cluster":
+            raise BenchboxError(f"--loss {self.loss} trains the sentence encoder on --text-corpus alone, with no "
+                                f"visual side: pass --visual cluster, not --visual {self.visual}")
         if self.needs_text and self.batch_size < 2:
             raise BenchboxError("the textual term needs a batch size of at least 2 (a sentence's neighbours are "
                                 "found among the others of its batch)")
@@ -206,7 +221,14 @@ class TrainConfig:
     @property
     def needs_partner(self) -> bool:
         """Whether each minibatch row needs a second caption of its image."""
+        if self.text_only:
+            return False
         return self.visual == "cluster" or any(t == "cluster" for t, _ in self.loss_terms)
+
+    @property
+    def text_only(self) -> bool:
+        """Whether the objective is the textual term alone: every step is a text batch, none a caption batch."""
+        return all(t == "textual" for t, _ in self.loss_terms)
 
     @property
     def needs_text(self) -> bool:
@@ -231,14 +253,16 @@ class TrainConfig:
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in raw.items() if k in names}
         values["eval_semantic"] = tuple(values.get("eval_semantic") or ())
-        # runs recorded before --frame and --attention-query existed took the middle frame and the mean query
+        # runs recorded before --frame and --attention-query existed took the middle frame and the mean query, and
+        # before --max-descriptions a clip's first five descriptions
+        values.setdefault("max_descriptions", PER_IMAGE if values.get("dataset") == VIDEO_DATASET else None)
         values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
         values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:
         """The stored configuration with the allowed changes; an error naming any other difference."""
-        differ = [f.name for f in fields(self) if f.name not in RESUMABLE_CHANGES
+        differ = [f.name for f in fields(self) if f.name not in RESUMABLE_CHANGES | KEPT_ON_RESUME
                   and getattr(self, f.name) != getattr(stored, f.name)]
         if differ:
             detail = ", ".join(f"{k}: run has {getattr(stored, k)!r}, command gives {getattr(self, k)!r}" for k in differ)

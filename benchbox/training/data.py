@@ -1,5 +1,6 @@
-"""Training material: captions (5 per image, caption k of image i at row 5i + k) and one visual anchor per
-image, for the train and dev splits; with the textual term, the ordered text corpus
+"""Training material: captions (5 per image, caption k of image i at row 5i + k; for the clips of an MSVD-format
+dataset, all of a clip's descriptions in the train split, ``counts[i]`` consecutive rows for clip i, and five per
+clip in dev) and one visual anchor per image, for the train and dev splits; with the textual term, the ordered text corpus
 (:mod:`benchbox.training.text_corpus`). The images are Flickr8k's or MSCOCO's, or the video clips of an
 MSVD-format dataset (``--dataset msvd --video-captions DIR``, :mod:`benchbox.data.video_captions`).
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchbox.data.captions import PER_IMAGE
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.training.clips import (ATTENTION_QUERIES, CLIP_VISUALS, FRAMES, caption_queries, fixed_clip_vectors,
@@ -45,7 +47,8 @@ RANDOM_ANCHOR_DIM = 2048
 @dataclass(frozen=True)
 class SplitData:
     """One split: image ids, captions and (unless ``--visual cluster`` or ``attention``) visual vectors [N, D];
-    with ``--visual attention`` the clips' frames and every caption's fixed query [5N, d_q] instead."""
+    with ``--visual attention`` the clips' frames and every caption's fixed query [rows, d_q] instead. Image i's
+    captions are ``per_image[i]`` consecutive rows (five each unless ``counts`` says otherwise)."""
 
     image_ids: list[str]
     captions: list[str]
@@ -54,6 +57,15 @@ class SplitData:
     source_files: dict[str, str]
     clips: Clips | None = None
     queries: np.ndarray | None = None
+    #: captions per image, [N] (None: five each, the layout of the image datasets)
+    counts: np.ndarray | None = None
+
+    @property
+    def per_image(self) -> np.ndarray:
+        """[N] int64: the captions of each image."""
+        if self.counts is None:
+            return np.full(len(self.image_ids), PER_IMAGE, dtype=np.int64)
+        return self.counts
 
     @property
     def lengths(self) -> np.ndarray:
@@ -86,12 +98,14 @@ def load_split(
     seed: int,
     max_captions: int | None = None,
     video_captions: str | os.PathLike | None = None,
+    max_descriptions: int | None = None,
     query_encoder: GloveBowEncoder | None = None,
     frame: str = FRAMES[0],
     attention_query: str = ATTENTION_QUERIES[0],
 ) -> SplitData:
-    """Captions of ``split`` with their visual side; ``max_captions`` keeps the first max_captions // 5 images.
-    ``video_captions``: the folder of ``--dataset msvd``; ``query_encoder``: T's fixed sentence encoder
+    """Captions of ``split`` with their visual side; ``max_captions`` keeps the first images whose captions
+    number at most max_captions in all (max_captions // 5 images of five). ``video_captions``: the folder of
+    ``--dataset msvd``, whose clips keep all their descriptions or their first ``max_descriptions``; ``query_encoder``: T's fixed sentence encoder
     (``--visual attention``; default :func:`benchbox.training.clips.make_query_encoder`'s); ``frame``: F's frame,
     ``attention_query``: T's query (:mod:`benchbox.training.clips`)."""
     from benchbox.data.captions import load_caption_dataset
@@ -102,15 +116,19 @@ def load_split(
         if video_captions is None:
             raise BenchboxError(f"--dataset {VIDEO_DATASET} needs --video-captions DIR (AllVideoDescriptions.txt and "
                                 "split lists)")
-        caps = load_video_captions(video_captions, split)
+        caps = load_video_captions(video_captions, split, max_descriptions=max_descriptions)
+        counts = caps.counts
     else:
         caps = load_caption_dataset(data, dataset, split)
+        counts = None
     image_ids, captions = list(caps.image_ids), list(caps.captions)
     if max_captions is not None:
-        if max_captions < 5:
-            raise BenchboxError("--max-captions must be at least 5 (one image)")
-        keep = max_captions // 5
-        image_ids, captions = image_ids[:keep], captions[: 5 * keep]
+        ends = np.cumsum(counts if counts is not None else np.full(len(image_ids), PER_IMAGE))
+        keep = int(np.searchsorted(ends, max_captions, side="right"))
+        if keep == 0:
+            raise BenchboxError(f"--max-captions must be at least {int(ends[0])} (one image)")
+        image_ids, captions = image_ids[:keep], captions[: int(ends[keep - 1])]
+        counts = None if counts is None else counts[:keep]
     sources = data.checksums(list(caps.source_files))
     if visual in CLIP_VISUALS:
         if features is None:
@@ -121,7 +139,7 @@ def load_split(
         clips = load_clips(features, image_ids)
         if visual == "attention":
             fixed = caption_queries(captions, query_encoder or make_query_encoder(None), attention_query)
-            return SplitData(image_ids, captions, None, sources, clips=clips, queries=fixed)
+            return SplitData(image_ids, captions, None, sources, clips=clips, queries=fixed, counts=counts)
         vectors = fixed_clip_vectors(visual, clips, frame)
     elif visual == "features":
         if features is None:
@@ -133,7 +151,7 @@ def load_split(
         vectors = random_anchors(image_ids, seed)
     else:
         vectors = None
-    return SplitData(image_ids=image_ids, captions=captions, visual=vectors, source_files=sources)
+    return SplitData(image_ids=image_ids, captions=captions, visual=vectors, source_files=sources, counts=counts)
 
 
 @dataclass(frozen=True)
@@ -185,8 +203,9 @@ def load_training_data(config: TrainConfig) -> TrainingData:
     split = dict(visual=config.visual, features=config.features, seed=config.seed,
                  video_captions=config.video_captions, query_encoder=queries, frame=config.frame,
                  attention_query=config.attention_query)
-    train = load_split(data, config.dataset, "train", max_captions=config.max_captions, **split)
-    dev = load_split(data, config.dataset, "dev", **split)
+    train = load_split(data, config.dataset, "train", max_captions=config.max_captions,
+                       max_descriptions=config.max_descriptions, **split)
+    dev = load_split(data, config.dataset, "dev", max_descriptions=PER_IMAGE, **split)  # dev retrieval's layout
     if len(train.image_ids) < config.batch_size:
         raise BenchboxError(f"{len(train.image_ids)} training images are fewer than one batch")
     return TrainingData(train, dev, str(data.root),

@@ -29,7 +29,8 @@ class TrainModule(torch.nn.Module):
     visual vectors themselves. With ``--visual attention`` the visual input is the clips' frames [B, F, D] with
     their frame counts and the captions' fixed queries, and the visual vectors are the net's attention over
     them (:mod:`benchbox.encoders.frame_attention`), so that its projection is trained (and all-reduced) with
-    the rest."""
+    the rest. With the textual term alone there is no caption batch (``chars`` None): only the text batch is
+    encoded."""
 
     def __init__(self, net: CharRNNNet) -> None:
         super().__init__()
@@ -37,8 +38,8 @@ class TrainModule(torch.nn.Module):
 
     def forward(
         self,
-        chars: torch.Tensor,
-        lengths: torch.Tensor,
+        chars: torch.Tensor | None,
+        lengths: torch.Tensor | None,
         visual: torch.Tensor | None,
         partner_chars: torch.Tensor | None,
         partner_lengths: torch.Tensor | None,
@@ -46,8 +47,9 @@ class TrainModule(torch.nn.Module):
         text_lengths: torch.Tensor | None = None,
         frame_counts: torch.Tensor | None = None,
         queries: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
-        captions = self.net.caption(chars, lengths)
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None,
+               torch.Tensor | None]:
+        captions = self.net.caption(chars, lengths) if chars is not None else None
         if queries is not None:
             assert visual is not None and frame_counts is not None and self.net.frame_attention is not None
             visual = self.net.frame_attention(visual, frame_counts, queries)

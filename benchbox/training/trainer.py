@@ -3,7 +3,8 @@
 Adam (:mod:`.optimizer`), minibatches of 32 (:mod:`.batching`), the cyclic cosine learning rate set before every step
 (:mod:`.schedule`), the weighted terms of ``--loss`` (:mod:`.losses`; with the textual term every step also
 encodes a batch of consecutive sentences of ``--text-corpus``, :mod:`.text_corpus`, and minimises the sum of
-all terms on both batches in one update), a snapshot at the end of every cycle
+all terms on both batches in one update; with the textual term alone a step is a text batch only and an epoch a
+pass over the corpus), optionally from another run's sentence encoder (``--init-from``, :mod:`.init_from`), a snapshot at the end of every cycle
 (4 epochs; also after the last epoch when the epochs are not a whole number of cycles) scored on dev retrieval
 and, optionally, on semantic tasks, and at the end the ensemble of the two best snapshots (:mod:`.snapshots`).
 The run folder is ``manifest.json`` (:mod:`.run_manifest`; ``"kind": "train"``, the encoder name and
@@ -51,6 +52,7 @@ from benchbox.training.data import SplitData, TrainingData, load_training_data
 from benchbox.training.distributed import Distributed
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from benchbox.training.footprint import require_training_memory
+from benchbox.training.init_from import read_source_run, start_from
 from benchbox.training.losses import needs_nonnegative_embeddings, needs_visual_vectors, weighted_terms
 from benchbox.training.optimizer import adam
 from benchbox.training.progress import TrainingProgress
@@ -58,7 +60,7 @@ from benchbox.training.run_manifest import HISTORY_FILE, RunManifest
 from benchbox.training.schedule import cyclic_cosine_lr
 from benchbox.training.snapshots import SNAPSHOTS, take_snapshot, with_snapshot
 from benchbox.training.stop import StopRequest
-from benchbox.training.text_corpus import TextCorpus, neighbour_mask, text_batch
+from benchbox.training.text_corpus import TextCorpus, chunks_per_pass, neighbour_mask, text_batch
 
 #: called after every step with the global step; returning True stops training (checkpoint written)
 StepHook = Callable[[int], bool]
@@ -73,7 +75,8 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, out: Path, data: TrainingData, net: CharRNNNet,
                  optimizer: torch.optim.Optimizer, *, dist: Distributed, position: Position | None = None,
-                 lock: ExitStack | None = None, step_hook: StepHook | None = None, label: str | None = None) -> None:
+                 lock: ExitStack | None = None, step_hook: StepHook | None = None, label: str | None = None,
+                 init_from: dict[str, Any] | None = None) -> None:
         self.config = config
         self.out = out
         self.data = data
@@ -89,6 +92,8 @@ class Trainer:
         self.step_hook = step_hook
         #: the model's label (:mod:`benchbox.labels`), stored in the manifest as ``"label"`` when given
         self.label = label
+        #: the manifest's record of the run the encoder weights came from (``--init-from``; None: random start)
+        self.init_from = init_from
         self.manifest = RunManifest(out, writer=dist.is_main)
         self.guard = FiniteGuard()
         self.stop = StopRequest(checkpoint=out / CHECKPOINT_FILE)
@@ -102,11 +107,16 @@ class Trainer:
                     runs_dir: str | os.PathLike = "runs", step_hook: StepHook | None = None,
                     label: str | None = None) -> Trainer:
         """Lock the run folder (``runs_dir``/<new id> by default), load the data, build the model and, with
-        ``resume``, restore the checkpoint of the run in ``out``."""
+        ``resume``, restore the checkpoint of the run in ``out``, or with ``config.init_from`` start the sentence
+        encoder from that run's (:mod:`.init_from`)."""
         dist = Distributed()
         threads = set_threads(config.threads)
         say = log if dist.is_main else (lambda message: None)
         folder = Path(dist.broadcast(str(out) if out else str(Path(runs_dir) / new_run_id(config.encoder))))
+        if resume and config.init_from:
+            raise BenchboxError("--init-from starts a new run; --resume continues the run in --out from its "
+                                "checkpoint, which already holds the weights it started from: drop --init-from")
+        source = read_source_run(config.init_from) if config.init_from else None
         lock = ExitStack()
         if dist.is_main:
             lock.enter_context(output_lock(folder))
@@ -126,6 +136,7 @@ class Trainer:
                 f"{dist.device}, {threads} CPU thread{'s' if threads > 1 else ''} ...")
             torch.manual_seed(config.seed)
             net = build_net(config, data, None if stored is None else CharVocab(tuple(stored["vocab"])), dist.device)
+            started_from = start_from(source, net) if source is not None else None
             optimizer = adam(net.parameters(), lr=config.resolved_lr_max)
             position = None if stored is None else restore(stored, net, optimizer, folder / CHECKPOINT_FILE)
             if position is not None:
@@ -134,7 +145,7 @@ class Trainer:
             lock.close()
             raise
         return cls(config, folder, data, net, optimizer, dist=dist, position=position, lock=lock,
-                   step_hook=step_hook, label=label)
+                   step_hook=step_hook, label=label, init_from=started_from)
 
     @cached_property
     def lengths(self) -> np.ndarray:
@@ -143,7 +154,17 @@ class Trainer:
 
     @cached_property
     def steps_per_epoch(self) -> int:
-        return len(epoch_plan(self.lengths, batch_size=self.config.batch_size, seed=self.config.seed, epoch=0))
+        return len(self._epoch_plan(0))
+
+    def _epoch_plan(self, epoch: int) -> list[Batch | None]:
+        """The caption minibatches of ``epoch`` (:func:`.batching.epoch_plan`); with the textual term alone, one
+        None per text batch of a pass over the corpus (the text batch of a step is :func:`.text_corpus.text_batch`
+        of its global step, so epoch e is pass e)."""
+        if self.config.text_only:
+            assert self.data.text is not None
+            return [None] * chunks_per_pass(len(self.data.text.sentences), self.config.batch_size)
+        return epoch_plan(self.lengths, batch_size=self.config.batch_size, seed=self.config.seed, epoch=epoch,
+                          counts=self.data.train.counts)
 
     # ---------------------------------------------------------------- loop
     def run(self) -> Path:
@@ -158,7 +179,7 @@ class Trainer:
                                         main=self.dist.is_main)
             if self.dist.is_main:
                 log(f"training {config.epochs} epoch{'s' if config.epochs > 1 else ''} of {self.steps_per_epoch} "
-                    f"steps of {config.batch_size} captions; the first step ...")
+                    f"steps of {config.batch_size} {'sentences' if config.text_only else 'captions'}; the first step ...")
             with self.stop.installed(), progress, self._non_finite_stops():
                 while self.position.epoch < config.epochs and not stopped:
                     stopped = self._train_epoch(model, progress)
@@ -177,7 +198,7 @@ class Trainer:
         requested (by a signal or the step hook) before the epoch ended."""
         config, position = self.config, self.position
         epoch = position.epoch
-        plan = epoch_plan(self.lengths, batch_size=config.batch_size, seed=config.seed, epoch=epoch)
+        plan = self._epoch_plan(epoch)
         self._epoch_clock = time.perf_counter() - position.epoch_seconds  # a resumed epoch's earlier steps count
         steps_per_cycle = self.steps_per_epoch * config.cycle_epochs
         for batch in plan[position.step :]:
@@ -218,10 +239,18 @@ class Trainer:
         self._save_checkpoint()
         self._write_history()
 
-    def _tensors(self, batch: Batch, text_rows: np.ndarray | None) -> tuple[Any, ...]:
-        """This rank's share of a global minibatch (and of the text batch ``text_rows``), as model inputs."""
-        share, captions = self.dist.share, self.data.train.captions
+    def _tensors(self, batch: Batch | None, text_rows: np.ndarray | None) -> tuple[Any, ...]:
+        """This rank's share of a global minibatch (None with the textual term alone) and of the text batch
+        ``text_rows``, as model inputs."""
         vocab, device = self.net.vocab, self.dist.device
+        text_chars = text_lengths = None
+        if text_rows is not None:
+            assert self.data.text is not None
+            text_chars, text_lengths = vocab.batch([self.data.text.sentences[i] for i in self.dist.share(text_rows)])
+            text_chars = text_chars.to(device)
+        if batch is None:
+            return None, None, None, None, None, text_chars, text_lengths
+        share, captions = self.dist.share, self.data.train.captions
         chars, lengths = vocab.batch([captions[i] for i in share(batch.captions)])
         train = self.data.train
         visual = frame_counts = queries = None
@@ -236,11 +265,6 @@ class Trainer:
         if self.config.needs_partner:
             partner_chars, partner_lengths = vocab.batch([captions[i] for i in share(batch.partners)])
             partner_chars = partner_chars.to(device)
-        text_chars = text_lengths = None
-        if text_rows is not None:
-            assert self.data.text is not None
-            text_chars, text_lengths = vocab.batch([self.data.text.sentences[i] for i in share(text_rows)])
-            text_chars = text_chars.to(device)
         return (chars.to(device), lengths, visual, partner_chars, partner_lengths, text_chars, text_lengths,
                 frame_counts, queries)
 
@@ -251,9 +275,9 @@ class Trainer:
         return text_batch(len(self.data.text.sentences), batch_size=self.config.batch_size, seed=self.config.seed,
                           step=self.position.global_step)
 
-    def _step(self, model: torch.nn.Module, batch: Batch, lr: float) -> tuple[float, dict[str, float]]:
-        """One optimiser step on a caption batch (and, with the textual term, a text batch); returns the loss and
-        its weighted terms (which sum to it)."""
+    def _step(self, model: torch.nn.Module, batch: Batch | None, lr: float) -> tuple[float, dict[str, float]]:
+        """One optimiser step on a caption batch (and, with the textual term, a text batch; with it alone, ``batch``
+        None, a text batch only); returns the loss and its weighted terms (which sum to it)."""
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         text_rows = self._text_rows()
@@ -311,6 +335,7 @@ class Trainer:
                 "word_vectors": self.data.word_vectors,
                 "text_corpus": self.data.text.record() if self.data.text is not None else None,
             },
+            "init_from": self.init_from,
             "world_size": self.dist.world,
             "steps_per_epoch": self.steps_per_epoch,
             "selection": SELECTION[config.visual == "cluster"],

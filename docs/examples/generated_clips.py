@@ -61,7 +61,7 @@ def analyse(folder: Path, runs: list[str]) -> None:
     from benchbox.training.clips import caption_queries, clip_queries, make_query_encoder
     from benchbox.data.video_captions import load_video_captions
 
-    dev = load_video_captions(folder, "dev")
+    dev = load_video_captions(folder, "dev", max_descriptions=5)  # as training reads dev
     clips = load_clips(folder / "clips.npz", dev.image_ids)
     planted = np.load(folder / "planted.npy")[TRAIN:]
     shown = clips.frames[np.arange(len(planted)), planted]

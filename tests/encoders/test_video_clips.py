@@ -249,14 +249,19 @@ def _msvd(folder: Path, descriptions: str = DESCRIPTIONS, train: str = "vidB_0_4
     return folder
 
 
-def test_msvd_reader_gives_five_captions_per_clip_in_list_order(tmp_path):
+def test_msvd_reader_keeps_every_description_of_a_clip_in_list_order(tmp_path):
     split = load_video_captions(_msvd(tmp_path / "msvd"), "train")
     assert split.dataset == "msvd" and split.image_ids == ["vidB_0_4", "vidA_1_5"]
+    assert split.counts.tolist() == [5, 6]  # all of them, as Bordes et al. train on
     assert split.captions[:5] == ["a dog runs .", "a dog is running .", "the dog runs fast .", "a puppy runs .",
                                   "a dog runs on grass ."]
     assert split.captions[5:] == ["a man is playing a guitar .", "someone plays guitar.", "a man plays an instrument .",
-                                  "a person is playing music .", "a guitarist performs ."]  # the sixth is not kept
+                                  "a person is playing music .", "a guitarist performs .", "a sixth description ."]
     assert [p.name for p in split.source_files] == ["AllVideoDescriptions.txt", "train.txt"]
+    capped = load_video_captions(_msvd(tmp_path / "msvd"), "train", max_descriptions=5)
+    assert capped.counts.tolist() == [5, 5] and capped.captions == split.captions[:10]  # the sixth is not kept
+    with pytest.raises(BenchboxError, match="--max-descriptions must be at least 5"):
+        load_video_captions(_msvd(tmp_path / "msvd"), "train", max_descriptions=4)
 
 
 @pytest.mark.parametrize("change, message", [

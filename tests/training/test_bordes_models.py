@@ -85,6 +85,27 @@ def test_the_cluster_loss_with_the_papers_margin_by_hand():
     assert value.item() == pytest.approx(expected, abs=1e-6)
 
 
+def test_bordes_b_is_L_C_plus_a_tenth_of_L_P_by_hand():
+    """M_b = M(α_T = 0, α_P = 0.1, α_C = 1) on the three items above: L_C = 5.92 (m = 0.5) and L_P = −Pearson r of
+    the caption cosines and the visual cosines over the pairs i < j, written out."""
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    partners = torch.tensor([[0.8, 0.6], [0.6, 0.8], [1.0, 0.0]])
+    visual = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])  # cosines (0,1) 1/√2, (0,2) 0, (1,2) 1/√2
+    text = [0.0, 0.6, 0.8]  # caption cosines of the pairs (0,1), (0,2), (1,2)
+    seen = [1 / math.sqrt(2), 0.0, 1 / math.sqrt(2)]
+    t = [x - sum(text) / 3 for x in text]
+    v = [x - sum(seen) / 3 for x in seen]
+    pearson = sum(a * b for a, b in zip(t, v)) / math.sqrt(sum(a * a for a in t) * sum(b * b for b in v))
+    expected = {"cluster": 5.92, "perceptual": 0.1 * -pearson}
+    assert -pearson == pytest.approx(0.27735, abs=1e-5)
+    config = TrainConfig(**BASE, visual="random", loss="bordes-b")
+    terms = weighted_terms(config, anchors, None, partners, visual)
+    assert list(terms) == ["cluster", "perceptual"]
+    for term, value in expected.items():
+        assert terms[term].item() == pytest.approx(value, abs=1e-6), term
+    assert sum(terms.values()).item() == pytest.approx(5.947735, abs=1e-6)
+
+
 # ---------------------------------------------------------------- the video context: F and T (§2.3)
 def test_F_is_the_first_frame_and_the_middle_one_a_recorded_choice():
     frames = np.array([[[1, 1], [2, 2], [3, 3]], [[4, 4], [5, 5], [9, 9]]], np.float32)  # clip 1: 2 frames + padding

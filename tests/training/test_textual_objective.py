@@ -175,7 +175,6 @@ def test_alpha_t_is_a_weighted_term_beside_presets(spec, terms, tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     (dict(loss="bordes-c,textual=1"), "the textual term needs --text-corpus FILE"),
     (dict(loss="bordes-c", text_corpus="c.txt"), "--text-corpus is only used by the textual term"),
-    (dict(loss="textual=1", text_corpus="c.txt"), "needs a grounded term beside it"),
     (dict(loss="bordes-c,textual=0", text_corpus="c.txt"), "positive number"),
     (dict(loss="bordes-c,cluster=1"), "names 'cluster' twice"),
     (dict(loss="bordes-x,textual=1", text_corpus="c.txt"), "'bordes-x' is not TERM=WEIGHT .* nor a preset"),

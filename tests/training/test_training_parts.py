@@ -92,6 +92,63 @@ def test_epoch_plan_properties():
     assert bucketed < 0.10 < unbucketed
 
 
+def _plan_before_variable_counts(lengths, *, batch_size, seed, epoch, bucket_batches=50):
+    """epoch_plan as it was at commit 88a3f56, five captions per image only (the reference for Flickr8k/COCO)."""
+    n_images = len(lengths) // 5
+    rng = np.random.default_rng([seed, epoch])
+    chunk = batch_size * bucket_batches
+    batches = []
+    for k in range(5):
+        images = rng.permutation(n_images)
+        partners = 5 * images + (k + 1 + rng.integers(0, 4, n_images)) % 5
+        rows = 5 * images + k
+        usable = (n_images // batch_size) * batch_size
+        for start in range(0, usable, chunk):
+            stop = min(start + chunk, usable)
+            sort = start + np.argsort(lengths[rows[start:stop]], kind="stable")
+            for b in range(0, stop - start, batch_size):
+                sel = sort[b: b + batch_size]
+                batches.append((images[sel], rows[sel], partners[sel]))
+    order = rng.permutation(len(batches))
+    return [batches[i] for i in order]
+
+
+@pytest.mark.parametrize("seed, epoch, batch_size", [(0, 0, 16), (3, 1, 32), (7, 5, 5)])
+def test_epoch_plan_of_five_captions_per_image_is_unchanged_by_variable_counts(seed, epoch, batch_size):
+    lengths = np.random.default_rng(seed).integers(20, 150, size=5 * 203)
+    reference = _plan_before_variable_counts(lengths, batch_size=batch_size, seed=seed, epoch=epoch)
+    for counts in (None, np.full(203, 5)):
+        plan = epoch_plan(lengths, batch_size=batch_size, seed=seed, epoch=epoch, counts=counts)
+        assert len(plan) == len(reference)
+        for batch, (images, rows, partners) in zip(plan, reference):
+            for got, want in ((batch.images, images), (batch.captions, rows), (batch.partners, partners)):
+                np.testing.assert_array_equal(got, want)
+                assert got.dtype == want.dtype
+
+
+def test_epoch_plan_with_a_different_number_of_captions_per_item():
+    """All of a clip's descriptions (MSVD): pass k holds the items with a caption k; every caption once."""
+    counts = np.array([5, 41, 7, 12, 5, 30, 9, 6] * 10)
+    starts = np.cumsum(counts) - counts
+    owner = np.repeat(np.arange(len(counts)), counts)
+    lengths = np.random.default_rng(2).integers(10, 90, size=counts.sum())
+    plan = epoch_plan(lengths, batch_size=4, seed=1, epoch=0, counts=counts)
+    rows = np.concatenate([b.captions for b in plan])
+    assert len(set(rows.tolist())) == len(rows)
+    expected = sum((np.count_nonzero(counts > k) // 4) * 4 for k in range(counts.max()))
+    assert len(rows) == expected and expected > 0.9 * counts.sum()
+    for b in plan:
+        assert len(set(b.images.tolist())) == len(b.images)
+        assert (owner[b.captions] == b.images).all() and (owner[b.partners] == b.images).all()
+        assert (b.partners != b.captions).all()
+        k = b.captions - starts[b.images]
+        assert (k == k[0]).all()  # one pass: the k-th caption of each item
+    partners = np.concatenate([b.partners - starts[b.images] for b in plan])
+    assert partners.max() == counts.max() - 1  # the partner is any other caption, not one of the first five
+    with pytest.raises(ValueError, match="at least 2 captions per image"):
+        epoch_plan(lengths[:6], batch_size=2, seed=0, epoch=0, counts=[5, 1])
+
+
 def test_cluster_retrieval_perfect_and_chance():
     centers = np.eye(20)
     perfect = np.repeat(centers, 5, axis=0) + 0.01 * np.random.default_rng(0).standard_normal((100, 20))
