@@ -57,7 +57,7 @@ class MtebModel:
 
 def results_folder(spec: str) -> Path:
     """The results folder ``mteb:PATH`` names (module docstring); one line when there is none."""
-    path = Path(spec.removeprefix(PREFIX))
+    path = Path(spec.removeprefix(PREFIX)).expanduser()
     if not path.is_dir():
         raise BenchboxError(f"{spec}: no such folder; give an mteb results folder (MODEL/REVISION/TASK.json, e.g. "
                             "~/.cache/mteb/results or `benchbox export mteb --out`'s)")
@@ -156,7 +156,7 @@ def read_results(spec: str, log: Callable[[str], None] = lambda message: None) -
     for folder in folders:
         model = read_model(folder, log)
         if model.metrics.empty:
-            log(f"mteb: {model.name} ({os.fspath(folder)}): no task with a benchbox counterpart; skipped")
+            log(f"mteb: {model.name}: no task with a benchbox counterpart in {os.fspath(folder)}; skipped")
         else:
             models.append(model)
     if not models:
