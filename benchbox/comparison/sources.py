@@ -178,7 +178,8 @@ def paper_source(name: str, label: str | None = None) -> Source:
     return Source(label or result.name, result.metrics, citation=result.citation, origin=name)
 
 
-def mteb_sources(spec: str, label: str | None = None, log: Callable[[str], None] = lambda message: None) -> list[Source]:
+def mteb_sources(spec: str, label: str | None = None,
+                 log: Callable[[str], None] = lambda message: None) -> list[Source]:
     """The models of an mteb results folder (``mteb:PATH``), labelled ``mteb:MODEL`` (``mteb:MODEL@REVISION`` where
     the folder holds several revisions of one model); ``label`` names the folder's one model."""
     models = mteb_results.read_results(spec, log)

@@ -160,6 +160,6 @@ def read_results(spec: str, log: Callable[[str], None] = lambda message: None) -
         else:
             models.append(model)
     if not models:
-        raise BenchboxError(f"{spec}: no result of a task with a benchbox counterpart ({', '.join(r.name for r in BY_TASK.values())}); "
-                            "nothing to compare")
+        names = ", ".join(row.name for row in BY_TASK.values())
+        raise BenchboxError(f"{spec}: no result of a task with a benchbox counterpart ({names}); nothing to compare")
     return models

@@ -22,7 +22,8 @@ def run(tmp_path_factory):
 def test_export_prints_the_files_and_names_what_it_skips(capsys, run, tmp_path):
     code, out, err = cli(capsys, "export", "mteb", str(run), "--out", str(tmp_path / "out"), "--model-name", "me/bow")
     assert code == 0
-    [path] = [tmp_path / "out" / "me__bow" / p.name / "STSBenchmark.json" for p in (tmp_path / "out" / "me__bow").iterdir()]
+    [revision] = (tmp_path / "out" / "me__bow").iterdir()
+    path = revision / "STSBenchmark.json"
     assert out.splitlines() == [str(path)]
     assert [line.split(":")[0] for line in err.splitlines()] == ["stsb-cosine", "sickr-cosine"]
     code, out, err = cli(capsys, "export", "mteb", str(run), "--out", str(tmp_path / "out"), "--quiet")

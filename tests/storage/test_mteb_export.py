@@ -33,7 +33,8 @@ def run(tmp_path_factory) -> Run:
 
 def value(run: Run, task: str, subset: str, metric: str) -> float:
     m = run.metrics
-    return float(m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]["value"].iloc[0])
+    rows = m[(m["task"] == task) & (m["subset"].astype(str) == subset) & (m["metric"] == metric)]
+    return float(rows["value"].iloc[0])
 
 
 def test_export_writes_mtebs_file_for_the_tasks_that_correspond(run, tmp_path):
@@ -94,7 +95,8 @@ def test_a_task_evaluated_otherwise_than_mteb_is_skipped_with_a_line(tmp_path, r
     [path] = export_run(sts12, tmp_path / "out", log=lines.append)
     assert path.name == "STSBenchmark.json"
     why = ("evaluated with text=raw, MTEB's items are text=senteval" if raw else
-           "evaluated on data files that are not the published ones (senteval/downstream/STS/STS12-en-test/STS.gs.MSRpar.txt")
+           "evaluated on data files that are not the published ones "
+           "(senteval/downstream/STS/STS12-en-test/STS.gs.MSRpar.txt")
     assert lines[0].startswith(f"sts12: not exported as MTEB's STS12: {why}")
 
 
