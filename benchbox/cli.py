@@ -39,7 +39,7 @@ from typing import Annotated, Optional  # noqa: E402
 
 import typer  # noqa: E402
 
-from benchbox.commands import cache, compare, core, data, describe, features, neighbours, report, runs, study, train_cell, train_char_rnn, train_infersent, train_order_wordnet  # noqa: E402
+from benchbox.commands import cache, compare, core, data, describe, export, features, neighbours, report, runs, study, train_cell, train_char_rnn, train_infersent, train_order_wordnet  # noqa: E402
 from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
 from benchbox.errors import BenchboxError  # noqa: E402
 from benchbox.include import include_file  # noqa: E402
@@ -84,6 +84,7 @@ core.register(app)
 describe.register(app)
 compare.register(app)
 report.register(app)
+export.register(app)
 data.register(app)
 features.register(app)
 cache.register(app)

@@ -46,8 +46,8 @@ def write_report(
 ) -> Path:
     """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
-    runs and references; ``references``: published comparators (``paper:merkx2019/<model>``); ``neighbours``:
-    ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
+    runs and references; ``references``: published comparators (``paper:merkx2019/<model>``, ``mteb:PATH``);
+    ``neighbours``: ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
     groups for the claims (:func:`benchbox.comparison.compare.compare`); ``comparison``: a comparison already made of
     these runs (a :class:`benchbox.comparison.compare.Comparison`, labelled as the report labels runs), rendered as it is
     instead of ``compare`` making one, so that a study's report and its ``comparison.json`` are one answer."""
@@ -56,7 +56,7 @@ def write_report(
     from benchbox.reports.significance import compare_pairs
     from benchbox.storage.atomic import write_text
     from benchbox.storage.outdir import output_file_lock
-    from benchbox.comparison.sources import paper_source, resolve_sources
+    from benchbox.comparison.sources import reference_sources, resolve_sources
 
     out_path = Path(out) if out is not None else None
     fmt = resolve_format(fmt, out_path)
@@ -64,7 +64,7 @@ def write_report(
     if not runs:
         raise BenchboxError("no run given: pass one or more run folders (e.g. runs/<run-id>)")
     sources = resolve_sources(list(runs))
-    sources += [paper_source(name) for name in references or []]
+    sources += [source for name in references or [] for source in reference_sources(name, log=log)]
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
         if compare and comparison is None:
             comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)

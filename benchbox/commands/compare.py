@@ -23,7 +23,7 @@ from benchbox.task_options import TaskOptions
 
 def compare_command(
     ctx: typer.Context,
-    models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), or paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}; LABEL=MODEL names one in the output.")],
+    models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}, or mteb:PATH (the models of an mteb results folder); LABEL=MODEL names one in the output.")],
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", metavar="TASK", help="Task or group, or TASK:KEY=VALUE to set one of its options for on-demand evaluation; repeatable (default: all shared tasks).")] = None,
     data_dir: DATA_DIR = None,
     runs_dir: RUNS_DIR = Path("runs"),

@@ -120,13 +120,13 @@ VECTORS = Annotated[Optional[str], typer.Option(
     "(default: the packaged GloVe 6B 50-d); the same as an encoder's -e vectors=PATH.")]
 
 
-def out_option(what: str, *, required: bool = False, holds: str | None = None) -> Any:
+def out_option(what: str, *, required: bool = False, holds: str | None = None, folder: bool = False) -> Any:
     """``--out PATH``: where the command writes what it makes (``what`` says which: a file, a folder, a run
     folder, and the default when it is not ``required``); ``holds``: the command writes a folder, a
-    :data:`~benchbox.storage.output_targets.RUN` or ``STUDY``, else a file."""
+    :data:`~benchbox.storage.output_targets.RUN` or ``STUDY``; ``folder``: a folder of files of its own; else a file."""
     return Annotated[Path if required else Optional[Path],
                      typer.Option("--out", help=f"Where this command writes: {what}.",
-                                  callback=output_target(folder=holds is not None, holds=holds))]
+                                  callback=output_target(folder=folder or holds is not None, holds=holds))]
 
 
 def json_option(help_text: str) -> Any:

@@ -16,7 +16,7 @@ def report_command(
     compare: Annotated[bool, typer.Option("--compare", help="Add pairwise significance tests between the evaluation runs (and references).")] = False,
     fmt: Annotated[Optional[str], typer.Option("--format", help="md or html (default: from --out's suffix, else md).")] = None,
     out_path: out_option("the report file (default: report.md, or report.html with --format html); a markdown report's figures go to <stem>_figures/ beside it") = None,
-    reference: Annotated[Optional[list[str]], typer.Option("--reference", metavar="paper:NAME", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k; repeatable.")] = None,
+    reference: Annotated[Optional[list[str]], typer.Option("--reference", metavar="paper:NAME|mteb:PATH", help="Published reference rows, e.g. paper:merkx2019/char-gru-flickr8k, or the models of an mteb results folder, mteb:PATH; repeatable.")] = None,
     neighbours: Annotated[Optional[list[Path]], typer.Option("--neighbours", metavar="FILE", help="A `benchbox neighbours --json` output file to show as tables; repeatable.")] = None,
     threads: THREADS = None,
     quiet: QUIET = False,

@@ -3,6 +3,8 @@ scores and its provenance, resolved by one function, :func:`resolve_sources`, fr
 
 - a run folder (``runs/<run-id>``) or a folder of runs (``runs/``: its runs, sorted by name);
 - a published comparator, ``paper:merkx2019/<model>`` (:mod:`benchbox.data.comparators`): numbers without items;
+- an mteb results folder, ``mteb:PATH`` (:mod:`benchbox.data.mteb_results`): each model in it, numbers without
+  items, labelled ``mteb:MODEL``;
 - with an on-demand evaluator (compare: :class:`benchbox.comparison.on_demand.OnDemand`), anything
   :func:`benchbox.encoder_loading.load_encoder` loads — an encoder name, ``package:name``, ``module:attribute``, a
   trained-model folder (a training run) — handed to the evaluator, which reuses a matching run or evaluates it.
@@ -26,7 +28,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from benchbox.data import comparators
+from benchbox.data import comparators, mteb_results
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import describe_difference, differences, seed_free
 from benchbox.labels import default_label, model_folder_label, repeated_label, split_label
@@ -176,6 +178,32 @@ def paper_source(name: str, label: str | None = None) -> Source:
     return Source(label or result.name, result.metrics, citation=result.citation, origin=name)
 
 
+def mteb_sources(spec: str, label: str | None = None,
+                 log: Callable[[str], None] = lambda message: None) -> list[Source]:
+    """The models of an mteb results folder (``mteb:PATH``), labelled ``mteb:MODEL`` (``mteb:MODEL@REVISION`` where
+    the folder holds several revisions of one model); ``label`` names the folder's one model."""
+    models = mteb_results.read_results(spec, log)
+    if label is not None and len(models) > 1:
+        raise BenchboxError(f"{spec}: a label names one model, and the folder holds {len(models)} "
+                            f"({', '.join(m.name for m in models)}); leave the label out")
+    names = Counter(m.name for m in models)
+    return [Source(label or f"{mteb_results.PREFIX}{m.name}" + (f"@{m.revision}" if names[m.name] > 1 else ""),
+                   m.metrics, citation=m.citation, origin=f"{mteb_results.PREFIX}{m.folder}") for m in models]
+
+
+def reference_sources(spec: str, label: str | None = None,
+                      log: Callable[[str], None] = lambda message: None) -> list[Source]:
+    """What a published-numbers spec names: ``paper:...`` (one comparator) or ``mteb:PATH`` (its models)."""
+    if mteb_results.is_mteb(spec):
+        return mteb_sources(spec, label, log)
+    return [paper_source(spec, label)]
+
+
+def is_reference(spec: str) -> bool:
+    """Whether ``spec`` names published numbers (``paper:...``, ``mteb:PATH``) rather than a run or an encoder."""
+    return comparators.is_paper(spec) or mteb_results.is_mteb(spec)
+
+
 @dataclass
 class Pending:
     """A model argument that names an encoder, to be evaluated (or found evaluated) on demand: loaded
@@ -206,15 +234,15 @@ class OnDemandEvaluator(Protocol):
 def _unknown(spec: str, evaluate: bool) -> BenchboxError:
     if not evaluate:
         return BenchboxError(f"{spec} does not exist: pass run folders written by `benchbox eval` or `benchbox train`"
-                             " (or paper:merkx2019/<model>)")
+                             " (or paper:merkx2019/<model>, mteb:PATH)")
     return BenchboxError(f"{spec} does not exist: give a run folder, a trained-model folder, an encoder name "
-                         "(`benchbox list encoders`), module:attribute or paper:merkx2019/<model>")
+                         "(`benchbox list encoders`), module:attribute, paper:merkx2019/<model> or mteb:PATH")
 
 
 def _model(spec: str, label: str | None, evaluate: bool, log: Callable[[str], None]) -> list[Source | Pending]:
     """What one argument names, opened or loaded now: sources, or one encoder to evaluate."""
-    if comparators.is_paper(spec):
-        return [paper_source(spec, label)]
+    if is_reference(spec):
+        return reference_sources(spec, label, log)
     path = Path(spec)
     if evaluate:
         from benchbox.encoder_loading import refuse_shadowing, shadowed_folder
@@ -259,7 +287,7 @@ def _pending(spec: str, path: Path, label: str | None) -> Pending:
             raise
         if any(sep in spec for sep in ("/", os.sep)) or spec.startswith("."):
             raise _unknown(spec, True) from exc
-        raise BenchboxError(f"{exc} Or give a run folder or paper:merkx2019/<model>.") from exc
+        raise BenchboxError(f"{exc} Or give a run folder, paper:merkx2019/<model> or mteb:PATH.") from exc
     return Pending(spec, encoder, label or model_folder_label(spec), record)
 
 
