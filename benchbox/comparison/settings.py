@@ -34,6 +34,8 @@ class Setting:
     low: float | None = None
     #: None: the field's name with dashes (filled in by :func:`settings_fields`)
     flag: str | None = None
+    #: the choices in words, as an error names them (None: the choices, joined by "or")
+    use: str | None = None
 
     def check(self, value: Any, default: Any) -> None:
         """A one-line error unless ``value`` is of the default's type and among the choices or in range."""
@@ -42,15 +44,16 @@ class Setting:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise BenchboxError(f"{name} must be {'an integer' if kind is int else 'text'}, got {value!r}")
         if self.choices is not None and value not in self.choices:
-            raise BenchboxError(f"unknown {name} {value!r}: use {' or '.join(self.choices)}")
+            raise BenchboxError(f"unknown {name} {value!r}: use {self.use or _either(self.choices)}")
         if kind is int:
             check_number(name, value, low=self.low)
 
 
-def _setting(default: Any, help: str, *, flag: str | None = None, choices: Any = None,
-             low: float | None = None) -> Any:
+def _setting(default: Any, help: str, *, flag: str | None = None, choices: Any = None, low: float | None = None,
+             use: str | None = None) -> Any:
     """A field of :class:`CompareSettings`: its default and its :class:`Setting`."""
-    return field(default=default, metadata={"setting": Setting(help, tuple(choices) if choices else None, low, flag)})
+    return field(default=default,
+                 metadata={"setting": Setting(help, tuple(choices) if choices else None, low, flag, use)})
 
 
 def _either(choices: Any) -> str:
@@ -69,17 +72,19 @@ class CompareSettings:
     item_dependence: str = _setting(
         ITEM_DEPENDENCE[0], "Correlation rows whose pairs share a sentence: sentence-groups (a jackknife over groups of "
         "pairs linked by shared sentences) or independent (Williams/Steiger as if every pair were independent: the "
-        "published reference).", choices=ITEM_DEPENDENCE)
+        "published reference).", choices=ITEM_DEPENDENCE, use="sentence-groups (pairs sharing a sentence tested "
+        "together) or independent (Williams/Steiger on every row)")
     #: resamples of the paired bootstrap tests and of the intervals of the differences
     n_boot: int = _setting(DEFAULT_RESAMPLES, "Resamples of the paired bootstrap tests and of the intervals of the "
                            "differences (at least 2).", flag="test-resamples", low=2)
     seed: int = _setting(DEFAULT_SEED, "Seed of every random choice of the evaluation: SentEval's probes and folds, "
                          "bootstrap draws (the default is SentEval's).", low=0)
     family: str = _setting("all", "Correction family: all (every row of every pair) or pair (each pair apart).",
-                           choices=FAMILIES)
+                           choices=FAMILIES, use="all (every row of every pair) or pair")
     #: τ² of the claims' random-effects pooling (:mod:`benchbox.comparison.claims`)
     pooling: str = _setting("dl", "Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm "
-                            "(Paule-Mandel).", choices=POOLING_METHODS)
+                            "(Paule-Mandel).", choices=POOLING_METHODS,
+                            use="dl (DerSimonian-Laird) or pm (Paule-Mandel)")
 
     def __post_init__(self) -> None:
         for name, setting, default in settings_fields():

@@ -25,6 +25,7 @@ from benchbox.reports.markdown import escape
 from benchbox.task_metadata import KnownTasks
 from benchbox.comparison.sources import Source
 from benchbox.storage.runs import Run, write_run
+from benchbox.comparison.settings import CompareSettings
 
 from tests.chromium import chromium_binary, open_page
 
@@ -260,7 +261,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
                 "summary": unit}
 
     class Fake:
-        correction, family, tasks = "holm", "all", KnownTasks()
+        settings, tasks = CompareSettings(), KnownTasks()
         table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
                               row("dev", "pearson", "no significant difference", True, 0.2),
                               row("test", "spearman", "better", False, 0.0001)])
