@@ -125,8 +125,9 @@ def _one_line(path: Path, error: dict[str, Any]) -> str:
         parent, _ = _where(loc[:-1])
         key = str(loc[-1])
         hint = did_you_mean(key, _keys(model) if model else [])
-        if model is StudyHead and not close_to(key, [*_keys(model), *_setting_keys()]):
-            hint = did_you_mean(key, [*_keys(model), *_setting_keys(), *task_flags()])
+        if model is StudyHead:
+            known = [*_keys(model), *_setting_keys()]
+            hint = did_you_mean(key, known if close_to(key, known) else [*known, *task_flags()])
         if loc == ("encoders",):
             hint += "; each model is an [[encoder]] table"
         return f"{path}: unknown key {key!r} in {parent if len(loc) > 1 else 'the file'}{hint}"
