@@ -117,7 +117,8 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
     table, tasks, settings = comparison.table, comparison.tasks, comparison.settings
     _check_columns(table)
     name = settings.corrected.title
-    others = " and ".join(c.title for c in CORRECTIONS.values() if c is not settings.corrected)
+    *head, last = [c.title for c in CORRECTIONS.values() if c is not settings.corrected]
+    others = f"{', '.join(head)} and {last}" if head else last
     blocks: list[Block] = [Paragraph(
         "Paired tests on the per-item scores of each pair of models (the same sentence pairs or queries), one per "
         f"task (per subset: Pearson r, R@10 or accuracy); p-values are {name}-corrected over "

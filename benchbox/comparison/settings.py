@@ -57,7 +57,9 @@ def _setting(default: Any, help: str, *, flag: str | None = None, choices: Any =
 
 
 def _either(choices: Any) -> str:
-    return " or ".join(choices)
+    """``a or b``, ``a, b or c``."""
+    *head, last = choices
+    return f"{', '.join(head)} or {last}" if head else last
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def test_every_setting_is_an_option_of_compare_and_of_report(command):
 
 def test_a_setting_is_checked_where_it_is_made():
     assert CompareSettings().p_column == "p_holm" and CompareSettings(correction="bh").p_column == "p_bh"
-    for given, message in [({"correction": "bonferroni-ish"}, "unknown --correction 'bonferroni-ish': use holm or bh"),
+    for given, message in [({"correction": "bonferroni-ish"}, "unknown --correction 'bonferroni-ish': use holm"),
                            ({"family": "rows"}, "unknown --family 'rows': use all (every row of every pair) or pair"),
                            ({"n_boot": 1}, "--test-resamples must be ≥ 2, got 1"),
                            ({"seed": -1}, "--seed must be ≥ 0, got -1"),

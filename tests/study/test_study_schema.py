@@ -77,7 +77,7 @@ def _load(tmp_path: Path, text: str | bytes):
     (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", '
      'eval-semantic = "sts12x" }\n' + TWO, "[[encoder]] 1 train: unknown task 'sts12x'"),
     (HEAD + 'correction = "bonferroni-ish"\n' + TWO,
-     "[study] correction = 'bonferroni-ish': unknown --correction 'bonferroni-ish': use holm or bh"),
+     "[study] correction = 'bonferroni-ish': unknown --correction 'bonferroni-ish': use holm"),
     (HEAD + 'test-resamples = 1\n' + TWO, "[study] test-resamples = 1: --test-resamples must be ≥ 2, got 1"),
     (HEAD + 'corection = "bh"\n' + TWO, "unknown key 'corection' in [study] (did you mean 'correction'?)"),
     ("[study\n", "not valid TOML"),
