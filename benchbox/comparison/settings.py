@@ -112,12 +112,3 @@ def settings_fields() -> list[tuple[str, Setting, Any]]:
         found.append((f.name, replace(setting, flag=setting.flag or f.name.replace("_", "-")), f.default))
     return found
 
-
-def settings_from(values: dict[str, Any], where: str) -> CompareSettings:
-    """The settings a table of values by flag gives (a study's ``[study]`` table), each checked; ``where`` names
-    the table in the one-line error."""
-    by_flag = {setting.flag: name for name, setting, _ in settings_fields()}
-    try:
-        return CompareSettings(**{by_flag[flag]: value for flag, value in values.items()})
-    except BenchboxError as exc:
-        raise BenchboxError(f"{where}: {exc}") from None
