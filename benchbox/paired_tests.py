@@ -45,9 +45,9 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
+    from benchbox.comparison.settings import CompareSettings
     from benchbox.stats import BootstrapResult
     from benchbox.task import MetricSpec
 
@@ -79,14 +79,20 @@ class RowTest:
 @dataclass
 class PairSettings:
     """What every test of one comparison shares: the bootstrap's resamples and seed, the test of two dependent
-    correlations, how pairs that share a sentence are treated, and the sentence groups already found."""
+    correlations, how pairs that share a sentence are treated (those of its
+    :class:`~benchbox.comparison.settings.CompareSettings`, :meth:`of`), and the sentence groups already found."""
 
-    n_boot: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    correlation_test: str = "williams"
-    item_dependence: str = "sentence-groups"
+    n_boot: int
+    seed: int
+    correlation_test: str
+    item_dependence: str
     #: (task, subset) → its sentence groups (:meth:`sentence_groups`), found once for Pearson and Spearman
     groups: dict[tuple[str, str], np.ndarray | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, settings: CompareSettings) -> PairSettings:
+        """The tests' share of a comparison's settings, with no sentence group found yet."""
+        return cls(settings.n_boot, settings.seed, settings.test, settings.item_dependence)
 
     def bootstrap(self, gold: Any, score_a: Any, score_b: Any, **kwargs: Any) -> BootstrapResult:
         from benchbox import stats

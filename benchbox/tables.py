@@ -19,11 +19,13 @@ from rich.table import Table
 from rich.text import Text
 
 from benchbox import formatting as fmt
+from benchbox.stats.corrections import CORRECTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from benchbox.comparison.compare import Comparison
+    from benchbox.comparison.settings import CompareSettings
     from benchbox.evaluation import Evaluation
     from benchbox.task_metadata import KnownTasks
 
@@ -77,13 +79,15 @@ def _verdict(row: pd.Series) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(row["verdict"], ""))
 
 
-def pair_table(rows: pd.DataFrame, correction: str, tasks: KnownTasks, wide: bool = False) -> Table:
+def pair_table(rows: pd.DataFrame, settings: CompareSettings, tasks: KnownTasks, wide: bool = False) -> Table:
     """One pair's rows, verdict of A first: the row (``task/subset/metric`` in one column, which keeps the
-    compact view within 80 columns), A − B with its 95% interval and the ``correction``-adjusted p; ``wide``:
-    task, subset and metric apart, both values with their intervals, the test, the raw p and the other
-    adjusted p. The compact view shows the summary rows (those the pair's summary line counts), ``wide`` every
+    compact view within 80 columns), A − B with its 95% interval and the p adjusted by the correction of
+    ``settings`` (the comparison's); ``wide``: task, subset and metric apart, both values with their intervals,
+    the test, the raw p and the p adjusted by each other correction. The compact view shows the summary rows (those the pair's summary line counts), ``wide`` every
     tested row. Numbers as each metric's spec in ``tasks`` says."""
     a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
+    correction = settings.correction
+    corrections = [settings.corrected, *(c for c in CORRECTIONS.values() if c is not settings.corrected)]
     others = 0
     if not wide and "summary" in rows:
         summary = rows["summary"].astype(bool)
@@ -100,20 +104,20 @@ def pair_table(rows: pd.DataFrame, correction: str, tasks: KnownTasks, wide: boo
     _text_column(table, "A is")
     for column in (("task", "subset", "metric") if wide else ("task/subset/metric",)):
         _text_column(table, column, wrap=True)
-    other = "bh" if correction == "holm" else "holm"
-    numbers = ("A", "B", "A − B", "test", "p", f"p {correction}", f"p {other}") if wide else ("A − B", f"p {correction}")
+    adjusted = [f"p {c.name}" for c in corrections]
+    numbers = ("A", "B", "A − B", "test", "p", *adjusted) if wide else ("A − B", adjusted[0])
     for column in numbers:
         (_text_column if column == "test" else _number_column)(table, column)
     for _, r in rows.iterrows():
         spec = tasks.spec(r["task"], r["metric"])
         diff = fmt.with_interval(r["diff"], r["diff_ci_low"], r["diff_ci_high"], spec)
-        p = {"holm": fmt.p_value(r["p_holm"]), "bh": fmt.p_value(r["p_bh"])}
+        p = [fmt.p_value(r[c.p_column]) for c in corrections]
         if wide:
             cells = [fmt.with_interval(r["value_a"], r["ci_low_a"], r["ci_high_a"], spec),
                      fmt.with_interval(r["value_b"], r["ci_low_b"], r["ci_high_b"], spec),
-                     diff, str(r["test"]), fmt.p_value(r["p"]), p[correction], p[other]]
+                     diff, str(r["test"]), fmt.p_value(r["p"]), *p]
         else:
-            cells = [diff, p[correction]]
+            cells = [diff, p[0]]
         names = [str(r["task"]), str(r["subset"]), str(r["metric"])]
         table.add_row(_verdict(r), *(names if wide else ["/".join(names)]), *cells)
     return table

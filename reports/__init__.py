@@ -43,12 +43,14 @@ def write_report(
     log: Callable[[str], None] = lambda message: None,
     seeds: dict[str, list[str]] | None = None,
     comparison: Any = None,
+    settings: Any = None,
 ) -> Path:
     """Render a report on ``runs`` (run folders, or folders of runs) to ``out`` (default ``report.md`` /
     ``report.html``) and return its path. ``compare``: add pairwise significance tests between the evaluation
     runs and references; ``references``: published comparators (``paper:merkx2019/<model>``, ``mteb:PATH``);
     ``neighbours``: ``benchbox neighbours --json`` files to show as tables; ``log``: progress messages; ``seeds``: declared seed
-    groups for the claims (:func:`benchbox.comparison.compare.compare`); ``comparison``: a comparison already made of
+    groups for the claims (:func:`benchbox.comparison.compare.compare`); ``settings``: how ``compare`` tests and
+    corrects (a :class:`benchbox.comparison.settings.CompareSettings`; default: compare's defaults); ``comparison``: a comparison already made of
     these runs (a :class:`benchbox.comparison.compare.Comparison`, labelled as the report labels runs), rendered as it is
     instead of ``compare`` making one, so that a study's report and its ``comparison.json`` are one answer."""
     from benchbox.reports import html, markdown
@@ -67,7 +69,8 @@ def write_report(
     sources += [source for name in references or [] for source in reference_sources(name, log=log)]
     with output_file_lock(out_path, "--out"):  # checked writable before the work, locked while written
         if compare and comparison is None:
-            comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds)
+            comparison = compare_pairs([s for s in sources if s.run is None or s.run.kind == "eval"], log, seeds,
+                                       settings)
         report = build_report(sources, comparison, [str(p) for p in neighbours or []])
         if fmt == "html":
             write_text(out_path, html.render(report))

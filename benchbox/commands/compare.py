@@ -11,9 +11,11 @@ from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_stdout
 from benchbox.storage.outdir import check_output_file
-from benchbox.commands.options import (ALLOW_DATA_MISMATCH, BOOTSTRAP, DATA_DIR, QUIET, RUNS_DIR, SEED, THREADS,
-                                       csv_option, in_range, json_option)
-from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
+from benchbox.commands.compare_options import with_compare_settings
+from benchbox.commands.options import (ALLOW_DATA_MISMATCH, BOOTSTRAP, DATA_DIR, QUIET, RUNS_DIR, THREADS, csv_option,
+                                       json_option)
+from benchbox.comparison.settings import CompareSettings
+from benchbox.options import DEFAULT_RESAMPLES
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
@@ -21,6 +23,7 @@ from benchbox.task import parse_task_arguments
 from benchbox.task_options import TaskOptions
 
 
+@with_compare_settings
 def compare_command(
     ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(help="Two or more: run folders or folders of runs, encoder names / module:attribute / trained-model folders (a matching run in --runs-dir is reused, else evaluated via the cache), paper:merkx2019/{glove-bow,infersent,char-gru-flickr8k,char-gru-coco}, or mteb:PATH (the models of an mteb results folder); LABEL=MODEL names one in the output.")],
@@ -28,16 +31,10 @@ def compare_command(
     data_dir: DATA_DIR = None,
     runs_dir: RUNS_DIR = Path("runs"),
     rerun: Annotated[bool, typer.Option("--rerun", help="Evaluate encoder names / model folders afresh even when --runs-dir holds a matching run.")] = False,
-    correction: Annotated[str, typer.Option(help="Multiple-comparison correction the verdicts use: holm or bh.")] = "holm",
-    test: Annotated[str, typer.Option(help="Test for two dependent correlations: williams or steiger.")] = "williams",
-    item_dependence: Annotated[str, typer.Option("--item-dependence", help="Correlation rows whose pairs share a sentence: sentence-groups (a jackknife over groups of pairs linked by shared sentences) or independent (Williams/Steiger as if every pair were independent: the published reference).")] = "sentence-groups",
-    test_resamples: Annotated[int, typer.Option("--test-resamples", help="Resamples of the paired bootstrap tests and of the intervals of the differences (at least 2).", callback=in_range(2))] = DEFAULT_RESAMPLES,
+    settings: CompareSettings = CompareSettings(),
     bootstrap: BOOTSTRAP = DEFAULT_RESAMPLES,
-    seed: SEED = DEFAULT_SEED,
-    family: Annotated[str, typer.Option(help="Correction family: all (every row of every pair) or pair (each pair apart).")] = "all",
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
-    pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", metavar="NAME=RUN,RUN", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: csv_option("Write the comparison table as CSV (and the claims beside it, NAME.claims.csv; not on standard output)") = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
@@ -61,12 +58,11 @@ def compare_command(
     for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
         check_output_file(path, option)
     names, task_options = parse_task_arguments(task or [])
-    options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
-    comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
-                         correction=correction, n_boot=test_resamples, seed=seed, options=options, log=log,
-                         family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         pooling=pooling, seeds=parse_seed_groups(seeds or []), rerun=rerun,
-                         item_dependence=item_dependence, allow_data_mismatch=allow_data_mismatch)
+    # the seed of the comparison's bootstrap is the seed of the models it evaluates on demand
+    options = TaskOptions(seed=settings.seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
+    comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, settings=settings,
+                         options=options, log=log, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
+                         seeds=parse_seed_groups(seeds or []), rerun=rerun, allow_data_mismatch=allow_data_mismatch)
     for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
@@ -74,7 +70,7 @@ def compare_command(
     for line in comparison.version_lines():
         out.print(line, highlight=False, soft_wrap=True)
     for _, rows in comparison.table.groupby(["model_a", "model_b"], sort=False):
-        print_table(out, pair_table(rows, comparison.correction, comparison.tasks, wide), wide)
+        print_table(out, pair_table(rows, comparison.settings, comparison.tasks, wide), wide)
     if not comparison.seeds.empty:
         print_table(out, seed_table(comparison), wide)
     if comparison.table["approximate"].any():

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from benchbox import stats
+from benchbox.comparison.settings import CompareSettings
 from benchbox.comparison.sources import seed_groups
-from benchbox.options import DEFAULT_SEED
 from benchbox.paired_tests import KINDS, PairedKind
 from benchbox.stats import seeds
 from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
@@ -146,14 +146,16 @@ def _pooled_metrics(table: pd.DataFrame, known: KnownTasks) -> list[tuple[Paired
             for kind in KINDS for k, metric in found if k == kind]
 
 
-def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, correction: str = "holm",
-           family: str = "all", pooling: str = "dl", seed: int = DEFAULT_SEED, declared: dict[str, list[str]] | None = None,
-           ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, settings: CompareSettings | None = None,
+           declared: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """From a comparison table (:func:`benchbox.comparison.compare.compare`) and what is known of its tasks: one
     row per claim (``CLAIM_COLUMNS``), the per-row effects each claim pooled (``ROW_COLUMNS``, the forest plot),
     the per-seed scores of the models with seeds (``SEED_SCORE_COLUMNS``; ``model`` is ``"a"`` or ``"b"``) and
     one note per pair and kind of row that has summary rows but no claim because they are approximate
-    (:func:`_no_claim_note`)."""
+    (:func:`_no_claim_note`). ``settings``: the comparison's (its correction and family, the pooling's τ², the
+    seed of ASO)."""
+    settings = settings or CompareSettings()
+    correction, family, pooling, seed = settings.correction, settings.family, settings.pooling, settings.seed
     models = _models(sources, declared or {})
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()

@@ -17,9 +17,11 @@ have no per-item scores: their Pearson rows are tested at the worst case over th
 The ``test`` column names the test: ``williams``, ``steiger``, ``jackknife (sentence groups)`` (statistic = t
 on G − 1 df), ``bootstrap``, ``bootstrap (strata)`` (``statistic`` = difference / bootstrap SE), ``mcnemar``
 (statistic = the smaller discordant count), ``wilcoxon``, ``steiger-worst-case``. Rows without a paired test
-(e.g. ``rsum``, dev scores, F1) are left out. p-values are adjusted over all rows of all pairs (``family="all"``,
-the default: the family-wise error of the whole comparison) or of each pair (``family="pair"``) (Holm 1979;
-Benjamini & Hochberg 1995); the verdict uses the chosen correction at 5%. With ``baseline``, every other model
+(e.g. ``rsum``, dev scores, F1) are left out. p-values are adjusted by every correction
+(:mod:`benchbox.stats.corrections`: Holm 1979; Benjamini & Hochberg 1995; one column each, ``p_holm``, ``p_bh``)
+over all rows of all pairs (``family="all"``, the default: the family-wise error of the whole comparison) or of
+each pair (``family="pair"``); the verdict uses the chosen correction at 5%. How a comparison tests and corrects
+is one :class:`~benchbox.comparison.settings.CompareSettings`. With ``baseline``, every other model
 is compared with the baseline only (A = the model, B = the baseline).
 
 Summary rows also carry their difference on their kind's common scale (``effect``, ``effect_var``: e.g. the
@@ -57,29 +59,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchbox import stats
 from benchbox.comparison.claims import ALPHA, claims, headline, verdicts
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.pairing import pair_items, row_clusters
 from benchbox.comparison.seed_declarations import declared_seeds
 from benchbox.comparison.sources import Source, is_run_collection, not_seeds, resolve_sources, seed_groups
 from benchbox.comparison.versions import version_differences, version_lines
+from benchbox.comparison.settings import CompareSettings
 from benchbox.errors import BenchboxError
-from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
-from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, KINDS, PairSettings, RowTest, sentence_columns
+from benchbox.paired_tests import KINDS, PairSettings, RowTest, sentence_columns
 from benchbox.data.root import EMBEDDED_PREFIX
-from benchbox.stats.pooling import METHODS as POOLING_METHODS
+from benchbox.stats.corrections import CORRECTIONS
 from benchbox.task import MetricSpec, resolve_tasks
 from benchbox.task_options import TaskOptions
 from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
 
+#: the comparison table's columns: after the raw ``p``, the p adjusted by each correction (``p_holm``, ``p_bh``)
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
-           "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p", "p_holm",
-           "p_bh", "verdict", "approximate", "summary", "effect", "effect_var", "cluster"]
+           "ci_low_b", "ci_high_b", "diff", "diff_ci_low", "diff_ci_high", "test", "statistic", "p",
+           *(c.p_column for c in CORRECTIONS.values()), "verdict", "approximate", "summary", "effect", "effect_var",
+           "cluster"]
 SEED_COLUMNS = ["model", "task", "subset", "metric", "n_seeds", "mean", "sd", "ci_low_mean", "ci_high_mean", "runs"]
 VERDICTS = ("better", "worse", "no significant difference")
-#: the families a correction may run over, as the report states them
-FAMILIES = {"all": "every row of every pair compared", "pair": "the rows of each pair of models apart"}
 
 
 def compared_task(task: str, a: Source, b: Source) -> TaskMetadata:
@@ -153,9 +154,17 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
     return pd.DataFrame(rows, columns=COLUMNS), pd.Series(lower, dtype=bool)
 
 
-def _verdicts(table: pd.DataFrame, correction: str, lower: pd.Series) -> pd.Series:
-    """better / worse / no significant difference at 5%; ``lower``: per row, whether lower values are better."""
-    p = table["p_holm" if correction == "holm" else "p_bh"]
+def _adjusted(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the p-values of its rows adjusted by every correction (its ``p_<name>`` columns)."""
+    for correction in CORRECTIONS.values():
+        table[correction.p_column] = correction.adjust(table["p"])
+    return table
+
+
+def _verdicts(table: pd.DataFrame, p_column: str, lower: pd.Series) -> pd.Series:
+    """better / worse / no significant difference at 5% by the adjusted p of ``p_column``; ``lower``: per row,
+    whether lower values are better."""
+    p = table[p_column]
     lower = lower.to_numpy(bool)
     a_better = np.where(lower, table["diff"] < 0, table["diff"] > 0)
     verdict = np.where(a_better, "better", "worse")
@@ -176,18 +185,18 @@ def seed_variance(sources: list[Source]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[SEED_COLUMNS] if frames else pd.DataFrame(columns=SEED_COLUMNS)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     """All pairwise comparisons: :attr:`table` (one row per pair × task × subset × metric, see ``COLUMNS``),
-    :attr:`seeds` (seed variance per configuration), the model labels and the correction the verdicts use."""
+    :attr:`seeds` (seed variance per configuration), the model labels and the settings it was made with."""
 
     table: pd.DataFrame
     models: list[str]
-    correction: str = "holm"
+    #: how it tested and corrected: the correction the verdicts use, over which family, ...
+    settings: CompareSettings = field(default_factory=CompareSettings)
     seeds: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SEED_COLUMNS))
     #: one row per claim (model × model × kind of row), see :data:`benchbox.comparison.claims.CLAIM_COLUMNS`
     claims: pd.DataFrame | None = None
-    family: str = "all"
     #: protocol differences compared anyway (``allow_protocol_mismatch``), one line each
     protocol_mismatches: list[str] = field(default_factory=list)
     #: the per-row effects each claim pooled and the per-seed scores (:func:`benchbox.comparison.claims.claims`)
@@ -195,8 +204,6 @@ class Comparison:
     claim_seeds: pd.DataFrame | None = None
     #: why a pair has no claim on a kind of row it has (published numbers: approximate rows), one line each
     claim_notes: list[str] = field(default_factory=list)
-    #: how correlation rows treat pairs that share a sentence (:data:`benchbox.paired_tests.ITEM_DEPENDENCE`)
-    item_dependence: str = "sentence-groups"
     #: what is known of each task compared: how its metrics are tested and shown
     tasks: KnownTasks = field(default_factory=KnownTasks)
     #: the versions the runs of each pair differ in (:func:`benchbox.comparison.versions.version_differences`)
@@ -227,7 +234,7 @@ class Comparison:
             lines.append(
                 f"{a} significantly better than {b} on {counts.get('better', 0)} of {len(rows)} summary rows, "
                 f"worse on {counts.get('worse', 0)}, no significant difference on "
-                f"{counts.get(VERDICTS[2], 0)} ({self.correction}-corrected, 5%){note}"
+                f"{counts.get(VERDICTS[2], 0)} ({self.settings.correction}-corrected, 5%){note}"
             )
         return lines
 
@@ -275,47 +282,24 @@ def data_mismatches(a: dict[str, str], b: dict[str, str]) -> list[str]:
     return sorted(label for label in set(a) & set(b) if a[label] != b[label])
 
 
-def _check_settings(test: str, correction: str, family: str, pooling: str, item_dependence: str) -> None:
-    if test not in CORRELATION_TESTS:
-        raise BenchboxError(f"unknown correlation test {test!r}: use williams or steiger")
-    if correction not in ("holm", "bh"):
-        raise BenchboxError(f"unknown correction {correction!r}: use holm or bh")
-    if family not in FAMILIES:
-        raise BenchboxError(f"unknown --family {family!r}: use all (every row of every pair) or pair")
-    if pooling not in POOLING_METHODS:
-        raise BenchboxError(f"unknown --pooling {pooling!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
-    if item_dependence not in ITEM_DEPENDENCE:
-        raise BenchboxError(f"unknown --item-dependence {item_dependence!r}: use sentence-groups (pairs sharing a "
-                            "sentence tested together) or independent (Williams/Steiger on every row)")
-
-
 def compare_sources(
     resolved: list[Source],
     tasks: list[str] | None = None,
     *,
-    test: str = "williams",
-    correction: str = "holm",
-    n_boot: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    family: str = "all",
+    settings: CompareSettings | None = None,
     baseline: str | None = None,
     allow_protocol_mismatch: bool = False,
-    pooling: str = "dl",
     seeds: dict[str, list[str]] | None = None,
-    item_dependence: str = "sentence-groups",
 ) -> Comparison:
     """Compare every pair of ``resolved`` sources (:func:`benchbox.comparison.sources.resolve_sources`) on ``tasks``
-    (task names; default: every task the pair shares), reading nothing but the sources. ``test``: ``williams``
-    or ``steiger`` for correlations; ``correction``: ``holm`` or ``bh`` for the verdicts, over ``family``
-    ``"all"`` rows of the comparison or each ``"pair"``; ``baseline``: compare every other model with it only
-    (a label, a run folder or an encoder name); ``pooling``: τ² of the claims' random-effects pooling, ``"dl"``
-    or ``"pm"`` (:mod:`benchbox.comparison.claims`); ``seeds``: model name → the sources (as given, or their labels) that
-    are seeds of it, for runs whose recorded configurations cannot tell (e.g. a plugin encoder without
-    ``seed_option``), checked before any test (:mod:`benchbox.comparison.seed_declarations`); ``item_dependence``: ``"sentence-groups"`` (default:
-    correlation rows whose pairs share sentences by the grouped jackknife over sentence groups, the others by
-    ``test``) or ``"independent"`` (every correlation row by ``test``, the reference that assumes independent
-    pairs)."""
-    _check_settings(test, correction, family, pooling, item_dependence)
+    (task names; default: every task the pair shares), reading nothing but the sources. ``settings``: how it
+    tests and corrects (:class:`~benchbox.comparison.settings.CompareSettings`: the test of two correlations,
+    the correction of the verdicts and its family, the treatment of pairs that share a sentence, the claims'
+    pooling, the resamples and seed of the bootstrap; default: every default); ``baseline``: compare every other
+    model with it only (a label, a run folder or an encoder name); ``seeds``: model name → the sources (as given,
+    or their labels) that are seeds of it, for runs whose recorded configurations cannot tell (e.g. a plugin
+    encoder without ``seed_option``), checked before any test (:mod:`benchbox.comparison.seed_declarations`)."""
+    settings = settings or CompareSettings()
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     declared = declared_seeds(seeds or {}, resolved)  # a wrong declaration fails now, not after the tests
@@ -333,24 +317,21 @@ def compare_sources(
         mismatches += differ
         versions += version_differences(a, b, chosen)
         # the sentence groups are the pair's own: runs compared under another protocol may hold other sentences
-        table, lower = compare_pair(a, b, chosen, pair_known, PairSettings(n_boot, seed, test, item_dependence))
+        table, lower = compare_pair(a, b, chosen, pair_known, PairSettings.of(settings))
         known.update({task: metadata for task, metadata in pair_known.items() if task not in known})
         lowers.append(lower)
-        if family == "pair":
-            table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
-            table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
-        frames.append(table)
+        frames.append(_adjusted(table) if settings.family == "pair" else table)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-    if family == "all":
-        table["p_holm"] = stats.adjust_pvalues(table["p"], "holm")
-        table["p_bh"] = stats.adjust_pvalues(table["p"], "fdr_bh")
+    if settings.family == "all":
+        table = _adjusted(table)
     lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
-    table["verdict"] = _verdicts(table, correction, lower)
-    claim_table, claim_rows, claim_seeds, claim_notes = claims(
-        table, resolved, known, correction=correction, family=family, pooling=pooling, seed=seed,
-        declared=declared)
-    return Comparison(table, [s.label for s in resolved], correction, seed_variance(resolved), claim_table, family,
-                      mismatches, claim_rows, claim_seeds, claim_notes, item_dependence, known, versions)
+    table["verdict"] = _verdicts(table, settings.p_column, lower)
+    claim_table, claim_rows, claim_seeds, claim_notes = claims(table, resolved, known, settings=settings,
+                                                               declared=declared)
+    return Comparison(table=table, models=[s.label for s in resolved], settings=settings,
+                      seeds=seed_variance(resolved), claims=claim_table, protocol_mismatches=mismatches,
+                      claim_rows=claim_rows, claim_seeds=claim_seeds, claim_notes=claim_notes, tasks=known,
+                      versions=versions)
 
 
 def compare(
@@ -359,28 +340,21 @@ def compare(
     *,
     data_dir: str | os.PathLike | None = None,
     runs_dir: str | os.PathLike = "runs",
-    test: str = "williams",
-    correction: str = "holm",
-    n_boot: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
+    settings: CompareSettings | None = None,
     options: TaskOptions | None = None,
     cache: bool = True,
     log: Callable[[str], None] = lambda message: None,
-    family: str = "all",
     baseline: str | None = None,
     allow_protocol_mismatch: bool = False,
-    pooling: str = "dl",
     seeds: dict[str, list[str]] | None = None,
     rerun: bool = False,
     labels: list[str | None] | None = None,
-    item_dependence: str = "sentence-groups",
     allow_data_mismatch: bool | None = None,
 ) -> Comparison:
     """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
     ``paper:...``; :func:`benchbox.comparison.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,
     ``labels``, ``allow_data_mismatch``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
-    keywords). Settings are checked before anything is evaluated."""
-    _check_settings(test, correction, family, pooling, item_dependence)
+    keywords). The settings were checked when they were made, before anything is evaluated."""
     if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
@@ -388,6 +362,5 @@ def compare(
     resolved = resolve_sources(sources, names, on_demand=on_demand, log=log, labels=labels)
     for line in not_seeds(resolved):
         log(line)
-    return compare_sources(resolved, names, test=test, correction=correction, n_boot=n_boot, seed=seed,
-                           family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                           pooling=pooling, seeds=seeds, item_dependence=item_dependence)
+    return compare_sources(resolved, names, settings=settings, baseline=baseline,
+                           allow_protocol_mismatch=allow_protocol_mismatch, seeds=seeds)

@@ -35,10 +35,10 @@ def claims_csv_path(path: str | os.PathLike) -> Path:
 
 def write_json(comparison: Comparison, path: str | os.PathLike) -> None:
     """The comparison as strict JSON at ``path``, or on stdout for ``-``."""
-    records = jsonio.frame_records
+    records, settings = jsonio.frame_records, comparison.settings
     jsonio.write_json(path, {
-        "schema_version": jsonio.SCHEMA_VERSION, "models": comparison.models, "correction": comparison.correction,
-        "family": comparison.family, "item_dependence": comparison.item_dependence, "alpha": ALPHA,
+        "schema_version": jsonio.SCHEMA_VERSION, "models": comparison.models, "correction": settings.correction,
+        "family": settings.family, "item_dependence": settings.item_dependence, "alpha": ALPHA,
         "verdicts": comparison.verdicts(), "headlines": comparison.headlines(), "claim_notes": comparison.claim_notes,
         "claims": records(comparison.claims), "protocol_mismatches": comparison.protocol_mismatches,
         "claim_rows": records(comparison.claim_rows), "claim_seeds": records(comparison.claim_seeds),

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchbox.comparison.settings import CompareSettings
 from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
 from benchbox.include import INCLUDED
@@ -117,6 +118,8 @@ class Study:
     flags: dict[str, Scalar] = field(default_factory=dict)
     #: whether ``out`` is the default folder (neither ``--out`` nor ``[study] out``): it is kept out of git
     default_out: bool = False
+    #: how the study compares its cells' runs (the comparison settings of the [study] table)
+    settings: CompareSettings = field(default_factory=CompareSettings)
 
 
 def _option_text(value: Scalar) -> str:
@@ -134,7 +137,7 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     from benchbox.threads import cpu_count
 
     path = Path(path)
-    spec, flags = read_study_file(path)
+    spec, flags, settings = read_study_file(path)
     checked = check_meaning(path, spec, flags)
     if build:
         build_encoders(path, spec, checked.seed_options)
@@ -176,7 +179,7 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         check_outside_results(out_dir, f"{path}: [study] out" if head.out else "the study folder", folder=True,
                               holds=STUDY)
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags,
-                 default_out=not (out or head.out))
+                 default_out=not (out or head.out), settings=settings)
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
@@ -529,7 +532,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     specs = [f"{label}={run}" for label, run in zip(cell_labels(cells), runs)]
     sources = resolve_sources(specs, log=log)
     tasks = [task.name for task in resolve_tasks(study.tasks)]
-    comparison = compare_sources(sources, tasks, baseline=baseline, seeds=seeds)
+    comparison = compare_sources(sources, tasks, settings=study.settings, baseline=baseline, seeds=seeds)
     output.write_json(comparison, study.out / "comparison.json")
     output.write_csv(comparison, study.out / "comparison.csv")
     report = write_report(specs, study.out / "report.md", log=log, comparison=comparison)

@@ -3,6 +3,8 @@
 A study that would fail after hours must fail in the first second instead: :func:`read_study_file` parses the
 TOML (a file that is not UTF-8 or not TOML is one line), takes the task flags out of the ``[study]`` table (any
 flag of ``benchbox eval`` that a task declares, :func:`benchbox.task_options.task_flags`: ``text = "raw"``), validates
+the settings of its comparison out of it (any option of ``benchbox compare`` that
+:class:`~benchbox.comparison.settings.CompareSettings` declares: ``correction = "bh"``), validates
 the rest against :class:`StudyFile` (unknown keys with a "did you mean", wrong types, missing keys) and then
 checks what the schema cannot know alone: that the task flags are of the right type and read by a task studied,
 that the tasks and encoders are registered, that ``baseline`` names one of the compared models, that the encoder options
@@ -28,6 +30,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
+from benchbox.comparison.settings import CompareSettings, settings_fields
 from benchbox.encoder_options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to, did_you_mean
@@ -51,7 +54,8 @@ class _Table(BaseModel):
 class StudyHead(_Table):
     """The ``[study]`` table: what is evaluated and how the study runs. Besides these keys, any task flag of
     `benchbox eval` (the task options a task declares with a flag, listed below and by `benchbox describe TASK`)
-    sets that option in every cell, e.g. `text = "raw"`."""
+    sets that option in every cell, e.g. `text = "raw"`, and any setting of the comparison (the options of
+    `benchbox compare` listed below) sets how the study compares its cells, e.g. `correction = "bh"`."""
 
     tasks: Annotated[list[StrictStr], Field(min_length=1, description='task or group names (`benchbox list tasks`), '
                                             'e.g. `["semantic"]`')]
@@ -121,8 +125,9 @@ def _one_line(path: Path, error: dict[str, Any]) -> str:
         parent, _ = _where(loc[:-1])
         key = str(loc[-1])
         hint = did_you_mean(key, _keys(model) if model else [])
-        if model is StudyHead and not close_to(key, _keys(model)):
-            hint = did_you_mean(key, [*_keys(model), *task_flags()])
+        if model is StudyHead:
+            known = [*_keys(model), *_setting_keys()]
+            hint = did_you_mean(key, known if close_to(key, known) else [*known, *task_flags()])
         if loc == ("encoders",):
             hint += "; each model is an [[encoder]] table"
         return f"{path}: unknown key {key!r} in {parent if len(loc) > 1 else 'the file'}{hint}"
@@ -141,9 +146,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_study_file(path: Path) -> tuple[StudyFile, dict[str, Scalar]]:
-    """The study file parsed and validated against :class:`StudyFile`, and the task flags of its ``[study]``
-    table (flag → value, each of its option's type and choices); any problem is one line."""
+def read_study_file(path: Path) -> tuple[StudyFile, dict[str, Scalar], CompareSettings]:
+    """The study file parsed and validated against :class:`StudyFile`, the task flags of its ``[study]``
+    table (flag → value, each of its option's type and choices) and the settings of its comparison; any problem
+    is one line."""
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -157,12 +163,35 @@ def read_study_file(path: Path) -> tuple[StudyFile, dict[str, Scalar]]:
     if isinstance(spec.get("encoder"), dict):
         raise BenchboxError(f"{path}: [encoder] is a single table: write each model as an [[encoder]] table "
                             "(double brackets), one per model")
+    settings = _compare_settings(path, spec.get("study"))
     flags = _task_flags(path, spec.get("study"))
     try:
-        return StudyFile.model_validate(spec), flags
+        return StudyFile.model_validate(spec), flags, settings
     except ValidationError as exc:
         errors = exc.errors()  # an unknown key first: `[[encoders]]` is a typo before `[[encoder]]` is missing
         raise BenchboxError(_one_line(path, min(errors, key=lambda e: e["type"] != "extra_forbidden"))) from None
+
+
+def _setting_keys() -> list[str]:
+    """The keys of the ``[study]`` table that set the comparison: the flags of :class:`CompareSettings`."""
+    return [setting.flag for _, setting, _ in settings_fields()]
+
+
+def _compare_settings(path: Path, head: Any) -> CompareSettings:
+    """The settings of the study's comparison: the keys of the ``[study]`` table that are options of ``benchbox
+    compare`` (:func:`_setting_keys`), taken out of it, each checked against its choices or range as compare
+    checks it; compare's defaults for the rest."""
+    if not isinstance(head, dict):
+        return CompareSettings()
+    given = {}
+    for name, setting, _ in settings_fields():
+        if setting.flag in head:
+            given[name] = head.pop(setting.flag)
+            try:
+                CompareSettings(**{name: given[name]})
+            except BenchboxError as exc:
+                raise BenchboxError(f"{path}: [study] {setting.flag} = {_shown(given[name])}: {exc}") from None
+    return CompareSettings(**given)
 
 
 def _task_flags(path: Path, head: Any) -> dict[str, Scalar]:
@@ -399,6 +428,9 @@ def reference_markdown() -> str:
             lines.append(f"| `{key}` | {_type_name(prop)} | {'yes' if key in required else 'no'} | "
                          f"{prop.get('description', '')} |")
         if model is StudyHead:
+            lines += [f"| `{setting.flag}` | {TOML_TYPES[type(default).__name__]} | no | comparison: {setting.help} "
+                      f"(`benchbox compare --{setting.flag}`; default: {default}) |"
+                      for _, setting, default in settings_fields()]
             lines += [f"| `{flag}` | {TOML_TYPES[option.type.__name__]} | no | task flag: {option.help} "
                       f"(tasks: {', '.join(tasks)}) |" for flag, (option, tasks) in task_flags(builtin_only=True).items()]
         lines.append("")

@@ -11,6 +11,7 @@ import pytest
 
 from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 from tests.comparison.test_seeds_copies_versions import cli
 
@@ -45,4 +46,4 @@ def test_leaderboard_over_a_foreign_manifest_is_one_line(spoiled, capsys):
 def test_compare_refuses_a_foreign_manifest(spoiled):
     folder, good = spoiled
     with pytest.raises(BenchboxError, match="is not a benchbox run manifest: it names no encoder"):
-        compare([str(folder / "spoiled"), str(good)], ["sts12"], n_boot=20)
+        compare([str(folder / "spoiled"), str(good)], ["sts12"], settings=CompareSettings(n_boot=20))

@@ -19,6 +19,7 @@ from benchbox.comparison.compare import compare
 from benchbox.comparison.output import claims_csv_path
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 
 
@@ -31,25 +32,25 @@ def three_runs(tmp_path):
 @pytest.mark.slow
 def test_family_all_corrects_over_every_pair_and_pair_within_each(three_runs):
     specs = list(map(str, three_runs))
-    every = compare(specs, ["sts12", "mr"], n_boot=50).table
+    every = compare(specs, ["sts12", "mr"], settings=CompareSettings(n_boot=50)).table
     assert np.allclose(every["p_holm"], adjust_pvalues(every["p"], "holm"), equal_nan=True)
-    per_pair = compare(specs, ["sts12", "mr"], n_boot=50, family="pair").table
+    per_pair = compare(specs, ["sts12", "mr"], settings=CompareSettings(n_boot=50, family="pair")).table
     for _, rows in per_pair.groupby(["model_a", "model_b"]):
         assert np.allclose(rows["p_holm"], adjust_pvalues(rows["p"], "holm"), equal_nan=True)
     assert (every["p_holm"] >= per_pair["p_holm"] - 1e-12).all() and (every["p_holm"] > per_pair["p_holm"]).any()
     with pytest.raises(BenchboxError, match="all .*pair"):
-        compare(specs[:2], ["sts12"], family="rows")
+        compare(specs[:2], ["sts12"], settings=CompareSettings(family="rows"))
 
 
 def test_baseline_compares_every_model_with_it_only(three_runs):
     good, mid, bad = three_runs
-    comparison = compare([str(good), str(mid), str(bad)], ["sts12"], n_boot=50, baseline=str(bad))
+    comparison = compare([str(good), str(mid), str(bad)], ["sts12"], settings=CompareSettings(n_boot=50), baseline=str(bad))
     pairs = comparison.pairs()
     assert len(pairs) == 2 and {b for _, b in pairs} == {comparison.models[2]}
     assert {a for a, _ in pairs} == set(comparison.models[:2])
     assert set(comparison.claims["model_b"]) == {comparison.models[2]}
     assert (comparison.claims["verdict"] == "better").all()  # both less noisy than the baseline
-    by_name = compare([str(good), str(mid), str(bad)], ["sts12"], n_boot=50, baseline="bad")
+    by_name = compare([str(good), str(mid), str(bad)], ["sts12"], settings=CompareSettings(n_boot=50), baseline="bad")
     assert by_name.pairs() == pairs
     with pytest.raises(BenchboxError, match="names none"):
         compare([str(good), str(bad)], ["sts12"], baseline="glove-bow")
@@ -59,17 +60,17 @@ def test_protocol_mismatch_is_refused_or_recorded(tmp_path):
     senteval = make_run(tmp_path, "a", 1.0, 0, 0.8, tasks={"sts12": {"protocol": {"text": "senteval", "seed": 1}}})
     raw = make_run(tmp_path, "b", 1.2, 0, 0.8, tasks={"sts12": {"protocol": {"text": "raw", "seed": 2}}})
     with pytest.raises(BenchboxError, match=r"sts12: .* differ in text \('senteval' vs 'raw'\).*--allow-protocol-mismatch"):
-        compare([str(senteval), str(raw)], ["sts12"], n_boot=50)
-    comparison = compare([str(senteval), str(raw)], ["sts12"], n_boot=50, allow_protocol_mismatch=True)
+        compare([str(senteval), str(raw)], ["sts12"], settings=CompareSettings(n_boot=50))
+    comparison = compare([str(senteval), str(raw)], ["sts12"], settings=CompareSettings(n_boot=50), allow_protocol_mismatch=True)
     assert len(comparison.protocol_mismatches) == 1 and "text" in comparison.protocol_mismatches[0]
     same = make_run(tmp_path, "c", 1.2, 0, 0.8, tasks={"sts12": {"protocol": {"text": "senteval", "seed": 9}}})
-    assert compare([str(senteval), str(same)], ["sts12"], n_boot=50).protocol_mismatches == []  # seeds are no protocol
+    assert compare([str(senteval), str(same)], ["sts12"], settings=CompareSettings(n_boot=50)).protocol_mismatches == []  # seeds are no protocol
 
 
 def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
     seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
     glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
-    comparison = compare([*map(str, seeds), str(glove)], ["sts12", "mr"], n_boot=50, baseline="glove-bow")
+    comparison = compare([*map(str, seeds), str(glove)], ["sts12", "mr"], settings=CompareSettings(n_boot=50), baseline="glove-bow")
     claims = comparison.claims
     assert list(claims["kind"]) == ["correlation"]  # mr alone: one row, no claim
     claim = claims.iloc[0]
@@ -100,7 +101,7 @@ def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
 
 def test_seeds_of_one_configuration_are_not_a_claim(tmp_path):
     seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"seed": s}) for s in (1, 2)]
-    comparison = compare(list(map(str, seeds)), ["sts12"], n_boot=50)
+    comparison = compare(list(map(str, seeds)), ["sts12"], settings=CompareSettings(n_boot=50))
     assert len(comparison.table) > 0 and comparison.claims.empty and comparison.headlines() == []
 
 
@@ -144,12 +145,12 @@ def test_declared_seeds_group_runs_whose_configurations_differ(tmp_path):
     runs = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"source": f"train-{s}"}) for s in (1, 2, 3)]
     glove = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
     specs = list(map(str, runs))
-    undeclared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    undeclared = compare([*specs, str(glove)], ["sts12"], settings=CompareSettings(n_boot=50), baseline="glove-bow")
     assert len(undeclared.claims) == 3 and set(undeclared.claims["seeds_a"]) == {1}
-    declared = compare([*specs, str(glove)], ["sts12"], n_boot=50, baseline="glove-bow", seeds={"char-gru": specs})
+    declared = compare([*specs, str(glove)], ["sts12"], settings=CompareSettings(n_boot=50), baseline="glove-bow", seeds={"char-gru": specs})
     assert list(declared.claims["model_a"]) == ["char-gru"] and declared.claims["seeds_a"].iloc[0] == 3
     with pytest.raises(BenchboxError, match="not among the compared models"):
-        compare([*specs[:2], str(glove)], ["sts12"], n_boot=50, seeds={"char-gru": specs})
+        compare([*specs[:2], str(glove)], ["sts12"], settings=CompareSettings(n_boot=50), seeds={"char-gru": specs})
 
 
 def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
@@ -184,7 +185,7 @@ def test_a_paper_pair_says_why_it_has_no_claim(tmp_path):
 def test_single_run_claim_names_what_it_cannot_assess_and_gives_delta_r(three_runs):
     """Issue #31: a claim between single runs said nothing of training variance, and gave Δz alone."""
     good, _, bad = three_runs
-    comparison = compare([str(good), str(bad)], ["sts12"], n_boot=50)
+    comparison = compare([str(good), str(bad)], ["sts12"], settings=CompareSettings(n_boot=50))
     claim = comparison.claims.iloc[0]
     rows = comparison.table[comparison.table["summary"].astype(bool) & (comparison.table["metric"] == "pearson")]
     assert claim["mean_diff"] == pytest.approx(rows["diff"].mean())  # Δr on the correlation scale, per row averaged
@@ -198,7 +199,7 @@ def test_aso_is_descriptive_beside_a_claim_that_is_not_significant(tmp_path):
     difference". Beside a non-significant claim ε is a description only."""
     seeds = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
     glove = make_run(tmp_path, "glove-bow", 1.0, 0, 0.8, seed=7)
-    comparison = compare([*map(str, seeds), str(glove)], ["sts12"], n_boot=50, baseline="glove-bow")
+    comparison = compare([*map(str, seeds), str(glove)], ["sts12"], settings=CompareSettings(n_boot=50), baseline="glove-bow")
     claim = comparison.claims.iloc[0]
     assert claim["verdict"] == "no significant difference"
     line = comparison.headlines()[0]

@@ -16,6 +16,7 @@ from benchbox.comparison.compare import COLUMNS, compare
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues, fisher_ci, mcnemar_test, wilcoxon_test, williams_test, wilson_ci
 from benchbox.storage.runs import write_run
+from benchbox.comparison.settings import CompareSettings
 
 SUBSETS = {"MSRpar": 200, "MSRvid": 150}
 
@@ -94,7 +95,7 @@ def two_runs(tmp_path):
 
 def test_compare_two_runs_tests_every_row(two_runs):
     good, bad = two_runs
-    comparison = compare([str(good), str(bad)], n_boot=200)
+    comparison = compare([str(good), str(bad)], settings=CompareSettings(n_boot=200))
     table = comparison.table
     assert list(table.columns) == COLUMNS
     assert comparison.models == ["good", "bad"]  # the encoder names (benchbox.labels)
@@ -133,7 +134,7 @@ def test_compare_two_runs_tests_every_row(two_runs):
 def test_equal_runs_show_no_difference(tmp_path):
     a = make_run(tmp_path, "a", noise_scale=1.0, rank_shift=0, accuracy=0.8, seed=1)
     b = make_run(tmp_path, "b", noise_scale=1.0, rank_shift=0, accuracy=0.8, seed=2)
-    comparison = compare([str(a), str(b)], ["sts12"], n_boot=200, test="steiger")
+    comparison = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=200, test="steiger"))
     assert set(comparison.table["task"]) == {"sts12"}
     assert (comparison.table["verdict"] == "no significant difference").all()
     assert set(comparison.table.query("subset != 'all'")["test"]) == {"steiger"}
@@ -156,7 +157,7 @@ def test_paper_comparator_is_approximate(tmp_path):
 def test_seed_variance_is_reported(tmp_path):
     runs = [make_run(tmp_path, "char-gru", 1.0, 0, 0.8, seed=s, config={"units": 512, "seed": s}) for s in (1, 2, 3)]
     other = make_run(tmp_path, "glove-bow", 1.5, 2, 0.75)
-    comparison = compare([*map(str, runs), str(other)], ["sts12"], n_boot=50)
+    comparison = compare([*map(str, runs), str(other)], ["sts12"], settings=CompareSettings(n_boot=50))
     seeds = comparison.seeds
     assert set(seeds["model"]) == {"char-gru (3 seeds)"}
     row = seeds.set_index(["task", "subset", "metric"]).loc[("sts12", "MSRpar", "pearson")]
@@ -173,7 +174,7 @@ def test_mismatched_items_and_bad_options_are_refused(tmp_path):
     with pytest.raises(BenchboxError, match="different gold"):
         compare([str(a), str(b)], ["sts12"])
     with pytest.raises(BenchboxError, match="williams or steiger"):
-        compare([str(a), str(b)], test="fisher")
+        compare([str(a), str(b)], settings=CompareSettings(test="fisher"))
     with pytest.raises(BenchboxError, match="at least two"):
         compare([str(a)])
 

@@ -19,6 +19,7 @@ from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.storage.runs import MANIFEST
 from benchbox.task_options import TaskOptions
+from benchbox.comparison.settings import CompareSettings
 from tests.helpers import CountedLetters, LetterCounts
 
 STSB_TEST = "senteval/downstream/STS/STSBenchmark/sts-test.csv"
@@ -33,7 +34,7 @@ def setup(tmp_path):
 
 
 def _compare(runs: Path, data: Path, *models: str, tasks=("stsb-cosine",), rerun: bool = False, log=None, **kwargs):
-    return compare(list(models), list(tasks), data_dir=data, runs_dir=runs, n_boot=BOOT,
+    return compare(list(models), list(tasks), data_dir=data, runs_dir=runs, settings=CompareSettings(n_boot=BOOT),
                    options=TaskOptions(bootstrap=BOOT), log=log or (lambda message: None), rerun=rerun, **kwargs)
 
 

@@ -12,6 +12,7 @@ import pytest
 from benchbox.comparison.compare import compare
 from benchbox.data.root import sha256_file
 from benchbox.errors import BenchboxError
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 
 
@@ -28,10 +29,10 @@ def _rewrite_items(run: Path, task: str, change) -> None:
 
 def test_reordered_items_of_the_second_run_give_the_same_table(tmp_path):
     a, b = make_run(tmp_path, "a", 1.0, 0, 0.8), make_run(tmp_path, "b", 1.5, 2, 0.75, seed=3)
-    before = compare([str(a), str(b)], ["sts12", "retrieval", "mr"], n_boot=200).table
+    before = compare([str(a), str(b)], ["sts12", "retrieval", "mr"], settings=CompareSettings(n_boot=200)).table
     for task in ("sts12", "retrieval", "mr"):
         _rewrite_items(b, task, lambda f: f.sample(frac=1.0, random_state=7))
-    after = compare([str(a), str(b)], ["sts12", "retrieval", "mr"], n_boot=200).table
+    after = compare([str(a), str(b)], ["sts12", "retrieval", "mr"], settings=CompareSettings(n_boot=200)).table
     pd.testing.assert_frame_equal(before, after)
     assert (after["verdict"] != "n.s.").sum() >= 4  # the rows carry verdicts worth keeping
 
@@ -44,5 +45,5 @@ def test_repeated_missing_or_absent_keys_name_the_run(tmp_path, change, message)
     a, b = make_run(tmp_path, "a", 1.0, 0, 0.8), make_run(tmp_path, "b", 1.5, 2, 0.75, seed=3)
     _rewrite_items(b, "sts12", change)
     with pytest.raises(BenchboxError, match=message) as caught:
-        compare([str(a), str(b)], ["sts12"], n_boot=50)
+        compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50))
     assert str(b) in str(caught.value)

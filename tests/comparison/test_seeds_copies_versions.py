@@ -12,6 +12,7 @@ import pytest
 from benchbox.comparison import output
 from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 from tests.helpers import cli
 
@@ -30,7 +31,7 @@ def seeds(tmp_path):
 
 def _refusal(specs: list[str], declared: dict[str, list[str]]) -> str:
     with pytest.raises(BenchboxError) as caught:
-        compare(specs, ["sts12"], n_boot=BOOT, seeds=declared)
+        compare(specs, ["sts12"], settings=CompareSettings(n_boot=BOOT), seeds=declared)
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -57,7 +58,7 @@ def test_runs_of_two_configurations_declared_seeds_are_refused(seeds):
     message = _refusal([one, two, wider, glove], {"m": [one, two, wider]})
     assert "are not seeds of one model: encoder.config.units (512 vs 1024) differ(s)" in message
     # differing in what names a seed only, they are seeds (the check is not a refusal of every declaration)
-    declared = compare([one, two, glove], ["sts12"], n_boot=BOOT, seeds={"m": [one, two]}, baseline=glove)
+    declared = compare([one, two, glove], ["sts12"], settings=CompareSettings(n_boot=BOOT), seeds={"m": [one, two]}, baseline=glove)
     assert list(declared.claims["model_a"]) == ["m"] and declared.claims["seeds_a"].iloc[0] == 2
 
 
@@ -79,12 +80,12 @@ def test_a_copied_run_folder_counts_once(tmp_path):
     copy = tmp_path / "elsewhere" / a.name
     shutil.copytree(a, copy)
     log: list[str] = []
-    with_copy = compare([str(a), str(copy), str(b)], ["sts12"], n_boot=BOOT, log=log.append)
-    alone = compare([str(a), str(b)], ["sts12"], n_boot=BOOT)
+    with_copy = compare([str(a), str(copy), str(b)], ["sts12"], settings=CompareSettings(n_boot=BOOT), log=log.append)
+    alone = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=BOOT))
     assert with_copy.models == alone.models and with_copy.table.equals(alone.table)
     assert f"{copy} is a copy of {a} (run {a.name}): it counts once, as {alone.models[0]}" in log
     with pytest.raises(BenchboxError, match="compare needs at least two"):  # a run and its copy: one model
-        compare([str(a), str(copy)], ["sts12"], n_boot=BOOT)
+        compare([str(a), str(copy)], ["sts12"], settings=CompareSettings(n_boot=BOOT))
 
 
 def _versioned(tmp_path, name: str, benchbox: str, task_version: str, provider: str | None = None):
@@ -103,7 +104,7 @@ def test_compare_names_and_records_the_versions_runs_differ_in(tmp_path, capsys)
     a = _versioned(tmp_path, "a", "0.1.0", "1")
     b = _versioned(tmp_path, "bb", "0.2.0", "2")
     c = _versioned(tmp_path, "ccc", "0.1.0", "1")
-    comparison = compare([str(a), str(b), str(c)], ["sts12"], n_boot=BOOT)
+    comparison = compare([str(a), str(b), str(c)], ["sts12"], settings=CompareSettings(n_boot=BOOT))
     (ab, cb) = comparison.version_lines()
     assert ab == (f"{comparison.models[0]} vs {comparison.models[1]} were computed by different versions: benchbox "
                   "0.1.0 vs 0.2.0, sts12 task version 1 vs 2; a difference may come from them alone")
@@ -118,7 +119,7 @@ def test_compare_names_and_records_the_versions_runs_differ_in(tmp_path, capsys)
     assert code == 0 and "were computed by different versions: benchbox 0.1.0 vs 0.2.0" in " ".join(out.split())
     # a plugin task's package version, and nothing for runs of one version
     plugin_a, plugin_b = (_versioned(tmp_path, n, "0.1.0", "1", provider=v) for n, v in (("pa", "1.0"), ("pb", "1.1")))
-    plugin = compare([str(plugin_a), str(plugin_b)], ["sts12"], n_boot=BOOT)
+    plugin = compare([str(plugin_a), str(plugin_b)], ["sts12"], settings=CompareSettings(n_boot=BOOT))
     assert [(d["what"], d["version_a"], d["version_b"]) for d in plugin.versions] == [
         ("task package my-plugin", "1.0", "1.1")]
-    assert compare([str(a), str(c)], ["sts12"], n_boot=BOOT).versions == []
+    assert compare([str(a), str(c)], ["sts12"], settings=CompareSettings(n_boot=BOOT)).versions == []

@@ -15,6 +15,7 @@ from benchbox.comparison.compare import compare
 from benchbox.encoder_loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.task_options import TaskOptions
+from benchbox.comparison.settings import CompareSettings
 from tests.helpers import LetterCounts
 
 OPTIONS = TaskOptions(bootstrap=0)
@@ -32,7 +33,7 @@ def here(tmp_path, monkeypatch):
 
 def _compare(here_path, *specs: str, log=None):
     return compare(list(specs), ["stsb-cosine"], data_dir=here_path / "empty", runs_dir=here_path / "runs",
-                   n_boot=20, options=OPTIONS, log=(log if log is not None else []).append)
+                   settings=CompareSettings(n_boot=20), options=OPTIONS, log=(log if log is not None else []).append)
 
 
 def test_a_folder_without_runs_named_like_an_encoder_is_passed_over_in_one_line(here):

@@ -11,6 +11,7 @@ from benchbox.errors import BenchboxError
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.sources import resolve_sources
 from benchbox.task_options import TaskOptions
+from benchbox.comparison.settings import CompareSettings
 
 BOOT = 50
 
@@ -44,15 +45,15 @@ def test_a_folder_of_runs_is_every_evaluation_in_it_and_a_run_named_twice_is_one
                             log=log.append)
     assert [s.path for s in twice] == [sources[0].path]  # compare too: one run is one model
     assert log == [f"{sources[0].path} is named more than once: it counts once, as {twice[0].label}"]
-    result = compare([str(runs)], ["stsb-cosine"], data_dir=empty, runs_dir=runs, n_boot=BOOT)
+    result = compare([str(runs)], ["stsb-cosine"], data_dir=empty, runs_dir=runs, settings=CompareSettings(n_boot=BOOT))
     assert result.models == [s.label for s in sorted(sources, key=lambda s: s.path.name)]
     assert set(result.table["metric"]) >= {"pearson", "spearman"}
 
 
 def test_compare_sources_equals_compare_on_the_same_runs(evaluated):
     runs, empty, sources, _ = evaluated
-    by_paths = compare([str(s.path) for s in sources], ["stsb-cosine"], data_dir=empty, runs_dir=runs, n_boot=BOOT)
-    pure = compare_sources(sources, ["stsb-cosine"], n_boot=BOOT)
+    by_paths = compare([str(s.path) for s in sources], ["stsb-cosine"], data_dir=empty, runs_dir=runs, settings=CompareSettings(n_boot=BOOT))
+    pure = compare_sources(sources, ["stsb-cosine"], settings=CompareSettings(n_boot=BOOT))
     assert pure.table.equals(by_paths.table)
     pearson = pure.table[pure.table["metric"] == "pearson"].iloc[0]
     assert pearson["test"] == "jackknife (sentence groups)" and 0 <= pearson["p"] <= 1  # STS-B test reuses sentences
@@ -62,11 +63,11 @@ def test_compare_sources_equals_compare_on_the_same_runs(evaluated):
 def test_seeds_name_sources_by_what_named_them_or_by_label(evaluated):
     _, _, sources, _ = evaluated
     with pytest.raises(BenchboxError, match="--seeds m: nowhere is not among the compared models"):
-        compare_sources(sources, ["stsb-cosine"], n_boot=BOOT, seeds={"m": ["nowhere"]})
+        compare_sources(sources, ["stsb-cosine"], settings=CompareSettings(n_boot=BOOT), seeds={"m": ["nowhere"]})
     # both found (one by its folder, one by its label), and refused: two encoders are not seeds of one model
     with pytest.raises(BenchboxError, match=f"--seeds m: {sources[0].label} and {sources[1].label} are not seeds of "
                                             "one model: encoder.class"):
-        compare_sources(sources, ["stsb-cosine"], n_boot=BOOT, seeds={"m": [str(sources[0].path), sources[1].label]})
+        compare_sources(sources, ["stsb-cosine"], settings=CompareSettings(n_boot=BOOT), seeds={"m": [str(sources[0].path), sources[1].label]})
 
 
 def test_report_mode_refuses_an_encoder_name(evaluated):

@@ -15,6 +15,7 @@ from benchbox.comparison.compare import compare
 from benchbox.reports import write_report
 from benchbox.reports.markdown import escape
 from benchbox.storage.runs import Run
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 
 
@@ -27,7 +28,7 @@ def good_bad(tmp_path):
 def worse_claim(good_bad):
     """A real claim written from the worse model's side: A = bad, B = good."""
     good, bad = good_bad
-    claims = compare([str(bad), str(good)], ["sts12"], n_boot=50).claims
+    claims = compare([str(bad), str(good)], ["sts12"], settings=CompareSettings(n_boot=50)).claims
     assert len(claims) == 1 and claims.iloc[0]["verdict"] == "worse"
     return claims.iloc[0]
 
@@ -77,7 +78,7 @@ def test_compare_and_the_report_open_with_the_same_verdict_and_labels(good_bad, 
     lines = result.output.splitlines()
     assert lines[0].startswith(f"{first} is better than bad on the ") and "random-effects z-test" in lines[0]
     assert lines[1].startswith(f"{second} is better than bad on the ")
-    comparison = compare([str(good), str(bad), str(twin)], ["sts12"], n_boot=50)  # every pair, as the report
+    comparison = compare([str(good), str(bad), str(twin)], ["sts12"], settings=CompareSettings(n_boot=50))  # every pair, as the report
     verdicts = comparison.verdicts()
     assert len(verdicts) == 3 and verdicts[0] == lines[0].replace("over 2 claims", "over 3 claims")
     report = write_report([good, bad, twin], tmp_path / "r.md", compare=True).read_text()

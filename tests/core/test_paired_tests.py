@@ -16,6 +16,7 @@ from benchbox.item_checks import check_items
 from benchbox.paired_tests import KINDS, PairedKind, PairSettings, RowTest
 from benchbox.registry import TASKS
 from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.comparison.settings import CompareSettings
 
 SUBSETS = ("news", "forums", "captions")
 N = 120
@@ -102,7 +103,7 @@ def test_a_new_kind_is_one_class_and_its_summary_metric_joins_a_claim(registered
     assert KINDS[Brier.name].columns == ("prob", "label")
     rng = np.random.default_rng(0)
     sharp, blurred = _source("sharp", _items(rng, 0.2), STATISTICS), _source("blurred", _items(rng, 0.45), STATISTICS)
-    comparison = compare_sources([sharp, blurred], [Calibration.name, Detection.name], n_boot=200)
+    comparison = compare_sources([sharp, blurred], [Calibration.name, Detection.name], settings=CompareSettings(n_boot=200))
     rows = comparison.table[comparison.table["task"] == Calibration.name]
     assert list(rows["subset"]) == list(SUBSETS) and set(rows["verdict"]) == {"better"}  # lower Brier: better
     assert (rows["diff"] < 0).all() and rows["effect"].notna().all()

@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from benchbox import formatting as fmt
+from benchbox.comparison.settings import CompareSettings
 from benchbox.tables import pair_table, print_table, results_table
 from benchbox.task import MetricRecord, MetricSpec, task_class
 from benchbox.task_metadata import KnownTasks
@@ -75,7 +76,7 @@ def test_compact_eval_table_fits_with_full_names_and_scaled_numbers(width):
 
 @pytest.mark.parametrize("width", [80, 140])
 def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
-    lines = _render(pair_table(_comparison_rows(), "holm", TASKS), width)
+    lines = _render(pair_table(_comparison_rows(), CompareSettings(), TASKS), width)
     assert max(map(len, lines)) <= width
     assert lines[0].strip() == "A = GloVe  vs  B = charGRU"
     assert lines[1].split() == ["A", "is", "task/subset/metric", "A", "−", "B", "p", "holm"]
@@ -92,7 +93,7 @@ def test_compact_compare_table_puts_the_verdict_first_and_fits(width):
 
 
 def test_wide_compare_table_has_every_column_at_its_natural_width():
-    lines = _render(pair_table(_comparison_rows(), "bh", TASKS, wide=True), 80, wide=True)
+    lines = _render(pair_table(_comparison_rows(), CompareSettings(correction="bh"), TASKS, wide=True), 80, wide=True)
     header = lines[1].split()
     assert header == ["A", "is", "task", "subset", "metric", "A", "B", "A", "−", "B", "test", "p", "p", "bh", "p", "holm"]
     assert max(map(len, lines)) > 80  # wider than the terminal rather than squeezed
@@ -172,9 +173,9 @@ def test_compact_compare_table_shows_the_rows_its_summary_counts():
     26 tasks" (it counted summary rows only). The compact table now shows those rows, and says how many more
     the wide view has."""
     rows = _comparison_rows().assign(summary=[True, True, False, True, False])
-    lines = _render(pair_table(rows, "holm", TASKS), 140)
+    lines = _render(pair_table(rows, CompareSettings(), TASKS), 140)
     shown = [line for line in lines if line.split() and line.split()[0] in ("n.s.", "worse", "better")]
     assert len(shown) == 3
     assert "2 more tested rows with --wide or --csv" in " ".join(" ".join(lines).split())
-    assert len([line for line in _render(pair_table(rows, "holm", TASKS, wide=True), 80, wide=True)
+    assert len([line for line in _render(pair_table(rows, CompareSettings(), TASKS, wide=True), 80, wide=True)
                 if line.split() and line.split()[0] in ("n.s.", "worse", "better")]) == 5

@@ -24,6 +24,7 @@ from benchbox.reports import write_report
 from benchbox.storage.runs import Run
 from benchbox.task import DataFile, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.task_options import TaskOption, TaskOptions
+from benchbox.comparison.settings import CompareSettings
 from tests.helpers import LetterCounts
 
 NAME = "paraphrase-auc-test"
@@ -150,7 +151,7 @@ def test_a_changed_data_file_is_refused(task, tmp_path):
 
 def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     a, b = evaluate(LetterCounts(), tmp_path / "runs"), evaluate(Vowels(), tmp_path / "runs")
-    table = compare([str(a), str(b)], n_boot=300, seed=7).table.set_index("metric")
+    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=7)).table.set_index("metric")
     ia, ib = Run.open(a).items(NAME), Run.open(b).items(NAME)
     row = table.loc["auc"]
     assert row["test"] == "bootstrap" and not row["summary"]
@@ -158,7 +159,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     assert row["diff_ci_low"] < row["diff"] < row["diff_ci_high"]
     assert row["p"] == pytest.approx(2 * st.norm.sf(abs(row["statistic"])))  # Wald p of diff / bootstrap SE
     assert 0 < row["p"] < 1
-    again = compare([str(a), str(b)], n_boot=300, seed=8).table.set_index("metric").loc["auc"]
+    again = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=8)).table.set_index("metric").loc["auc"]
     assert again["diff"] == row["diff"] and again["diff_ci_low"] != row["diff_ci_low"]  # resampled with the seed
     accuracy = table.loc["accuracy"]
     assert accuracy["test"] == "mcnemar" and accuracy["summary"]
@@ -167,7 +168,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     # the task uninstalled: the recorded metadata still pairs the items and tests accuracy; the AUC's statistic is
     # not recorded, so that row is left out rather than guessed
     uninstall()
-    table = compare([str(a), str(b)], n_boot=300, seed=7).table
+    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=7)).table
     assert list(table["metric"]) == ["accuracy"]
     assert table.iloc[0]["p"] == pytest.approx(accuracy["p"])
 
@@ -176,17 +177,17 @@ def test_compare_refuses_runs_with_another_value_of_a_protocol_option(task, tmp_
     a = evaluate(LetterCounts(), tmp_path / "runs", threshold=0.8)
     b = evaluate(Vowels(), tmp_path / "runs", threshold=0.9)
     with pytest.raises(BenchboxError, match=r"different protocols: paraphrase-auc-test: .* threshold \(0.8 vs 0.9\)"):
-        compare([str(a), str(b)], n_boot=50)
-    comparison = compare([str(a), str(b)], n_boot=50, allow_protocol_mismatch=True)
+        compare([str(a), str(b)], settings=CompareSettings(n_boot=50))
+    comparison = compare([str(a), str(b)], settings=CompareSettings(n_boot=50), allow_protocol_mismatch=True)
     assert comparison.protocol_mismatches
 
 
 def test_lower_is_better_comes_from_the_spec(task, tmp_path, monkeypatch):
     a, b = evaluate(LetterCounts(), tmp_path / "runs"), evaluate(Vowels(), tmp_path / "runs")
-    higher = compare([str(a), str(b)], n_boot=300).table.set_index("metric").loc["auc"]
+    higher = compare([str(a), str(b)], settings=CompareSettings(n_boot=300)).table.set_index("metric").loc["auc"]
     flipped = MetricSpec("auc", "bootstrap", higher_is_better=False, statistic=auc)
     monkeypatch.setattr(task, "metrics", (flipped, task.metrics[1]))
-    lower = compare([str(a), str(b)], n_boot=300).table.set_index("metric").loc["auc"]
+    lower = compare([str(a), str(b)], settings=CompareSettings(n_boot=300)).table.set_index("metric").loc["auc"]
     if higher["verdict"] != "no significant difference":
         assert {higher["verdict"], lower["verdict"]} == {"better", "worse"}
     else:

@@ -23,6 +23,7 @@ from benchbox.reports import write_report
 from benchbox.reports.build import build_report
 from benchbox.reports.markdown import escape
 from benchbox.task_metadata import KnownTasks
+from benchbox.comparison.settings import CompareSettings
 from benchbox.comparison.sources import Source
 from benchbox.storage.runs import Run, write_run
 
@@ -260,7 +261,7 @@ def test_significance_section_from_a_comparison_table(runs, tmp_path):
                 "summary": unit}
 
     class Fake:
-        correction, family, tasks = "holm", "all", KnownTasks()
+        settings, tasks = CompareSettings(), KnownTasks()
         table = pd.DataFrame([row("test", "pearson", "better", True, 0.0004),
                               row("dev", "pearson", "no significant difference", True, 0.2),
                               row("test", "spearman", "better", False, 0.0001)])
@@ -473,3 +474,35 @@ def test_a_report_leaves_no_lock_file_and_speaks_of_published_bars_only_with_som
     assert "whiskers: 95% intervals." in text and "pale bars" not in text
     write_report([runs["glove"]], tmp_path / "report.html")
     assert not (tmp_path / ".report.html.lock").exists()
+
+
+def test_report_compare_takes_the_options_of_compare(tmp_path):
+    """Issue #44: `report --compare` could not set the correction. Now it takes compare's options (generated from
+    one declaration, :class:`CompareSettings`) and gives the verdicts compare gives with them."""
+    from tests.comparison.test_compare import make_run
+
+    good, bad = make_run(tmp_path, "good", 1.0, 0, 0.8), make_run(tmp_path, "bad", 1.5, 2, 0.75)
+    options = ["--correction", "bh", "--family", "pair", "--test", "steiger", "--test-resamples", "200", "--seed", "7"]
+    result = CliRunner().invoke(app, ["report", str(good), str(bad), "--compare", *options, "--out",
+                                      str(tmp_path / "r.md"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    compared = CliRunner().invoke(app, ["compare", str(good), str(bad), *options, "--json", str(tmp_path / "c.json"),
+                                        "--quiet"])
+    assert compared.exit_code == 0, compared.output
+    payload = json.loads((tmp_path / "c.json").read_text())
+    assert (payload["correction"], payload["family"]) == ("bh", "pair")
+    rows = pd.DataFrame(payload["comparisons"])
+    assert set(rows["test"]) >= {"steiger"}
+    summary = rows[rows["summary"]]
+    text = (tmp_path / "r.md").read_text()
+    section = text.split("## Pairwise significance")[1].split("\n## ")[0]
+    assert "p-values are Benjamini–Hochberg-corrected over the rows of each pair of models apart" in section
+    a, b = rows["model_a"].iloc[0], rows["model_b"].iloc[0]
+    counts = summary["verdict"].value_counts()
+    assert (f"{a} vs {b}: {a} is significantly better on {counts.get('better', 0)} of {len(summary)} summary rows, "
+            f"worse on {counts.get('worse', 0)}") in section and "(Benjamini–Hochberg-corrected, 5%)" in section
+    assert (counts.get("better", 0), counts.get("worse", 0)) != (0, 0)  # the verdicts say something
+    alone = CliRunner().invoke(app, ["report", str(good), str(bad), "--correction", "bh", "--out",
+                                     str(tmp_path / "s.md")])
+    assert isinstance(alone.exception, BenchboxError) and "apply to --compare" in str(alone.exception)
+    assert not (tmp_path / "s.md").exists()

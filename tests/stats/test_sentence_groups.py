@@ -22,6 +22,7 @@ from benchbox.errors import BenchboxError
 from benchbox.stats.pooling import sentence_clusters
 from benchbox.storage.runs import write_run
 from benchbox.tasks.senteval_data import load_stsb
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import _metric
 
 
@@ -168,8 +169,8 @@ def _rows(table: pd.DataFrame) -> pd.DataFrame:
 def test_compare_tests_subsets_with_shared_sentences_by_the_jackknife(tmp_path):
     a = _reuse_run(tmp_path, "a", 1.0, seed=1)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2)
-    comparison = compare([str(a), str(b)], ["sts12"], n_boot=50)
-    assert comparison.item_dependence == "sentence-groups"
+    comparison = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50))
+    assert comparison.settings.item_dependence == "sentence-groups"
     rows = _rows(comparison.table)
     items_a, items_b = pd.read_csv(a / "items" / "sts12.csv"), pd.read_csv(b / "items" / "sts12.csv")
     part_a, part_b = items_a[items_a["subset"] == "MSRpar"], items_b[items_b["subset"] == "MSRpar"]
@@ -194,8 +195,8 @@ def test_compare_tests_subsets_with_shared_sentences_by_the_jackknife(tmp_path):
 def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
     a = _reuse_run(tmp_path, "a", 1.0, seed=1)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2)
-    independent = compare([str(a), str(b)], ["sts12"], n_boot=50, item_dependence="independent")
-    assert independent.item_dependence == "independent"
+    independent = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50, item_dependence="independent"))
+    assert independent.settings.item_dependence == "independent"
     rows = _rows(independent.table)
     items_a, items_b = pd.read_csv(a / "items" / "sts12.csv"), pd.read_csv(b / "items" / "sts12.csv")
     for subset in ("MSRpar", "MSRvid"):
@@ -210,7 +211,7 @@ def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
         assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx(stats.zou_ci(r_ga, r_gb, r_ab, n), rel=1e-12)
         assert (row["effect"], row["effect_var"]) == pytest.approx(stats.fisher_z_difference(r_ga, r_gb, r_ab, n),
                                                                    rel=1e-12)
-    default = _rows(compare([str(a), str(b)], ["sts12"], n_boot=50).table)
+    default = _rows(compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50)).table)
     unadjusted = ["test", "statistic", "p", "diff", "diff_ci_low", "diff_ci_high", "effect", "effect_var", "cluster"]
     same = default.loc[("sts12", "MSRvid", "pearson"), unadjusted]  # independent pairs: the same row either way
     assert same.equals(rows.loc[("sts12", "MSRvid", "pearson"), unadjusted])
@@ -223,7 +224,7 @@ def test_item_dependence_independent_reproduces_the_williams_rows(tmp_path):
     assert payload["item_dependence"] == "independent"
     assert {r["test"] for r in payload["comparisons"] if r["subset"] != "all"} == {"williams"}
     with pytest.raises(BenchboxError, match="sentence-groups .*independent"):
-        compare([str(a), str(b)], ["sts12"], item_dependence="clustered")
+        compare([str(a), str(b)], ["sts12"], settings=CompareSettings(item_dependence="clustered"))
 
 
 @pytest.mark.slow
@@ -235,8 +236,8 @@ def test_the_report_says_how_correlation_rows_were_tested(tmp_path):
         pytest.skip("benchbox.reports is imported from another checkout (an editable install of it)")
     a = _reuse_run(tmp_path, "a", 1.0, seed=1)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2)
-    grouped = compare([str(a), str(b)], ["sts12"], n_boot=50)
-    independent = compare([str(a), str(b)], ["sts12"], n_boot=50, item_dependence="independent")
+    grouped = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50))
+    independent = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=50, item_dependence="independent"))
     text = significance.significance_blocks(grouped)[0].text
     assert "leaves out one group of pairs linked by shared sentences" in text
     assert "as if its sentence pairs were independent" in significance.significance_blocks(independent)[0].text
@@ -251,7 +252,7 @@ def test_clusters_come_from_shared_sentences_on_the_embedded_stsb(tmp_path):
                          "sentence2": pairs.sentences2, "gold": np.asarray(pairs.scores, float)})
     a = _reuse_run(tmp_path, "a", 1.0, seed=1, stsb=stsb)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2, stsb=stsb)
-    comparison = compare([str(a), str(b)], ["sts12", "stsb-cosine"], n_boot=50)
+    comparison = compare([str(a), str(b)], ["sts12", "stsb-cosine"], settings=CompareSettings(n_boot=50))
     clusters = _rows(comparison.table)["cluster"]
     assert clusters[("sts12", "MSRpar", "pearson")] == clusters[("stsb-cosine", "test", "pearson")] == "sts12/MSRpar+1"
     assert clusters[("sts12", "MSRpar", "spearman")] == "sts12/MSRpar+1"
@@ -285,7 +286,7 @@ ONWN_CLUSTER = {("sts12", "surprise.OnWN"), ("sts13", "OnWN"), ("sts14", "OnWN")
 @pytest.mark.realdata
 def test_the_26_semantic_rows_fall_into_14_clusters(data_root, tmp_path):
     comparison = compare(["tests.helpers:LetterCounts", "glove-bow"], SEMANTIC, data_dir=data_root.root,
-                         runs_dir=tmp_path / "runs", n_boot=20)
+                         runs_dir=tmp_path / "runs", settings=CompareSettings(n_boot=20))
     table = comparison.table
     units = table[table["summary"].astype(bool)]
     assert len(units) == 26

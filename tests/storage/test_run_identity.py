@@ -25,6 +25,7 @@ from benchbox.comparison.sources import not_seeds, resolve_sources, seed_groups
 from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task_options import TaskOptions
 from benchbox.tasks.sts_cosine import STSBCosine
+from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run
 
 BOOT = 20
@@ -88,7 +89,7 @@ def _eval(spec, runs: Path, data: Path, tasks=("stsb-cosine",), cache=False, **e
 
 
 def _compare(specs, runs: Path, data: Path, log, tasks=("stsb-cosine",), **kwargs):
-    return compare([str(s) for s in specs], list(tasks), data_dir=data, runs_dir=runs, n_boot=BOOT,
+    return compare([str(s) for s in specs], list(tasks), data_dir=data, runs_dir=runs, settings=CompareSettings(n_boot=BOOT),
                    options=OPTIONS, log=log.append, **kwargs)
 
 
@@ -170,12 +171,12 @@ def test_compare_refuses_runs_that_read_different_data_unless_allowed(tmp_path):
     changed = {"sts12": {"protocol": {}, "data_checksums": {"embedded:sts/STS.gs.a.txt": "bbb"}}}
     b = make_run(tmp_path, "enc-b", 1.5, 0, 0.8, tasks=changed)
     with pytest.raises(BenchboxError, match=r"read different data: sts/STS.gs.a.txt \(its sha256 differs\)"):
-        compare([str(a), str(b)], ["sts12"], n_boot=BOOT)
-    allowed = compare([str(a), str(b)], ["sts12"], n_boot=BOOT, allow_protocol_mismatch=True)
+        compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=BOOT))
+    allowed = compare([str(a), str(b)], ["sts12"], settings=CompareSettings(n_boot=BOOT), allow_protocol_mismatch=True)
     assert any("read different data" in line for line in allowed.protocol_mismatches)
     same = make_run(tmp_path, "enc-c", 1.5, 0, 0.8, tasks={"sts12": {"protocol": {}, "data_checksums": {
         "embedded:sts/STS.gs.a.txt": "aaa"}}})
-    assert compare([str(a), str(same)], ["sts12"], n_boot=BOOT).protocol_mismatches == []  # embedded copy = file
+    assert compare([str(a), str(same)], ["sts12"], settings=CompareSettings(n_boot=BOOT)).protocol_mismatches == []  # embedded copy = file
 
 
 def test_the_leaderboard_shows_the_sts_year_score_and_keeps_protocol_variants_apart(tmp_path):
@@ -205,7 +206,7 @@ def test_report_compare_tests_what_compare_tests(tmp_path, empty):
                for spec, options in (("hashed", {}), ("glove-bow", {}), ("hashed", {"seed": "4"}))]
     comparison = compare(folders, ["stsb-cosine"])
     pairwise = compare_pairs(resolve_sources(folders))
-    assert pairwise.family == comparison.family == "all"
+    assert pairwise.settings.family == comparison.settings.family == "all"
     assert np.allclose(pairwise.table["p_holm"], comparison.table["p_holm"])
     assert list(pairwise.table["verdict"]) == list(comparison.table["verdict"])
     report = write_report(folders, tmp_path / "report.md", compare=True).read_text()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchbox.comparison.settings import CompareSettings
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.study.cells import SAFE
@@ -82,6 +83,10 @@ def _load(tmp_path: Path, text: str | bytes):
      "[[encoder]] 1 train: --features /nonexistent.npy: no such file or folder (make one with `benchbox features"),
     (HEAD + '[[encoder]]\nname = "char-gru"\ntrain = { dataset = "flickr8k", visual = "cluster", '
      'eval-semantic = "sts12x" }\n' + TWO, "[[encoder]] 1 train: unknown task 'sts12x'"),
+    (HEAD + 'correction = "bonferroni-ish"\n' + TWO,
+     "[study] correction = 'bonferroni-ish': unknown --correction 'bonferroni-ish': use holm"),
+    (HEAD + 'test-resamples = 1\n' + TWO, "[study] test-resamples = 1: --test-resamples must be ≥ 2, got 1"),
+    (HEAD + 'corection = "bh"\n' + TWO, "unknown key 'corection' in [study] (did you mean 'correction'?)"),
     ("[study\n", "not valid TOML"),
     (b"\xff\xfe[study]\n", "not UTF-8 text (byte 0): save the study file as UTF-8"),
 ])
@@ -183,3 +188,11 @@ print(json.dumps([study.flags, "benchbox.tasks.transfer" in sys.modules]))
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout.strip().splitlines()[-1])
     assert outputs == ['[{}, false]', '[{"fix-stsb-labels": true}, true]']
+
+
+def test_the_study_table_sets_how_the_cells_are_compared(tmp_path):
+    """Issue #44: the settings of the study's comparison are keys of its [study] table, the options of `benchbox
+    compare` (:class:`CompareSettings`), checked with the file; compare's defaults for the rest."""
+    study = _load(tmp_path, HEAD + 'correction = "bh"\nfamily = "pair"\ntest-resamples = 200\n' + TWO)
+    assert study.settings == CompareSettings(correction="bh", family="pair", n_boot=200)
+    assert _load(tmp_path, HEAD + TWO).settings == CompareSettings()

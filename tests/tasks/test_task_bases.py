@@ -21,6 +21,7 @@ from benchbox.registry import TASKS
 from benchbox.task_options import TaskOptions
 from benchbox.tasks.bases import cosine, expected_ranks
 from benchbox.tasks.declarative import load_task_file
+from benchbox.comparison.settings import CompareSettings
 from tests.helpers import LetterCounts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +125,7 @@ def test_classification_base_fits_the_senteval_probe_on_train_and_dev(declared):
 
 def test_compare_tests_declared_tasks_with_their_kinds(declared, tmp_path):
     comparison = compare(["tests.helpers:LetterCounts", "tests.core.test_task_metadata:Vowels"],
-                         ["decl-sts", "decl-search"], runs_dir=tmp_path / "runs", n_boot=100,
+                         ["decl-sts", "decl-search"], runs_dir=tmp_path / "runs", settings=CompareSettings(n_boot=100),
                          options=TaskOptions(bootstrap=0))
     tests = dict(zip(zip(comparison.table["task"], comparison.table["metric"]), comparison.table["test"]))
     assert tests[("decl-sts", "pearson")] in ("williams", "jackknife (sentence groups)")
