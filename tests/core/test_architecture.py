@@ -16,7 +16,7 @@ LAYERS = {
     "core": 0,
     "benchbox.tasks": 1, "benchbox.encoders": 1,
     "benchbox.training": 3, "benchbox.evaluation": 3, "benchbox.reuse": 3, "benchbox.comparison": 3,
-    "benchbox.include": 3,
+    "benchbox.include": 3, "benchbox.testing": 3,
     "benchbox.results": 3, "benchbox.neighbours": 3,
     "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4,
     "benchbox.commands": 5, "benchbox.cli": 5, "benchbox.__main__": 5, "benchbox": 5,
