@@ -154,10 +154,9 @@ def task_record(task: Any) -> dict[str, Any]:
 def computation(encoder: Any) -> dict[str, str | None]:
     """What computes ``encoder``'s vectors besides its weights: the distribution that provides it and the libraries
     its class declares in ``computed_by`` (a plugin's own class for an adapted encoder; default
-    :attr:`benchbox.encoder.Encoder.computed_by`), each with its installed version (None: not installed)."""
-    from benchbox.encoder import Encoder
-
-    declared = getattr(getattr(encoder, "wrapped", encoder), "computed_by", Encoder.computed_by)
+    :attr:`benchbox.encoder.Encoder.computed_by`, which an adapted encoder has), each with its installed version
+    (None: not installed)."""
+    declared = getattr(getattr(encoder, "wrapped", encoder), "computed_by", encoder.computed_by)
     if isinstance(declared, str) or not all(isinstance(name, str) for name in declared):
         raise BenchboxError(f"encoder {encoder.name!r}: computed_by must be a tuple of distribution names (e.g. "
                             f"(\"numpy\", \"torch\")), got {declared!r}")
