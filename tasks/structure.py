@@ -28,7 +28,7 @@ import pandas as pd
 
 from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
+from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult

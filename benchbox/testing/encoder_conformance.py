@@ -1,11 +1,11 @@
 """Does an encoder keep benchbox's encoder contract? The checks :func:`benchbox.testing.check_encoder` runs.
 
-The contract (docs/plugins.md, section 2; :mod:`benchbox.encoder`, :mod:`benchbox.encoder_adapter`) and what
+The contract (docs/plugins.md, section 2; :mod:`benchbox.encoding.protocol`, :mod:`benchbox.encoding.adapter`) and what
 breaking each rule costs:
 
-- **it loads** as ``benchbox eval NAME -e KEY=VALUE`` loads it (:func:`benchbox.encoder_loading.load_encoder`);
+- **it loads** as ``benchbox eval NAME -e KEY=VALUE`` loads it (:func:`benchbox.encoding.loading.load_encoder`);
 - **options typed**: every constructor parameter has an annotation or a default whose type reads ``-e KEY=VALUE``
-  (:mod:`benchbox.encoder_options`), and the default written out as text reads back as the default (else two
+  (:mod:`benchbox.encoding.options`), and the default written out as text reads back as the default (else two
   runs, one given ``-e dim=32`` and one the default 32, are different models); a declared ``seed_option`` is a
   parameter (else a study's ``seeds`` cannot reach it);
 - **shape and dtype**: ``encode`` returns [n, dim] with ``dim`` a positive int, float32 or float64 (float16
@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from benchbox.embedding_checks import as_array
-from benchbox.encoder import Encoder
-from benchbox.encoder_adapter import describe
-from benchbox.encoder_loading import MODULE_ATTRIBUTE, instantiate, load_encoder
-from benchbox.encoder_options import option_types, parse_option
+from benchbox.encoding.protocol import Encoder
+from benchbox.encoding.adapter import describe
+from benchbox.encoding.loading import MODULE_ATTRIBUTE, instantiate, load_encoder
+from benchbox.encoding.options import option_types, parse_option
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, import_attribute
 from benchbox.storage.identity import computation, encoder_record

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 
 #: the output width
 DIM = 256

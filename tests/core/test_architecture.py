@@ -21,9 +21,8 @@ LAYERS = {
     "benchbox.device": 0, "benchbox.registry": 0, "benchbox.embedding_checks": 0,
     # 1 statistics and storage, which never import each other
     "benchbox.stats": 1, "benchbox.storage": 1,
-    # 2 the encoder contract: the protocol, the adapter, typed options, loading
-    "benchbox.encoder": 2, "benchbox.encoder_adapter": 2, "benchbox.encoder_options": 2,
-    "benchbox.encoder_loading": 2,
+    # 2 the encoder contract (the protocol, the adapter, typed options, loading), and the protocol's old name
+    "benchbox.encoding": 2, "benchbox.encoder": 2,
     # 3 data access
     "benchbox.data": 3,
     # 4 the task contract: tasks, their options and metadata, the paired-test kinds, item checks; run labels
@@ -211,7 +210,7 @@ def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
     assert frozenset({layer("benchbox.tasks.sts"), layer("benchbox.encoders.glove_bow")}) in SIBLINGS_APART
     assert LAYERS[layer("benchbox.data.root")] > LAYERS[layer("benchbox.storage.runs")]  # storage never reads data
     assert layer("benchbox.stats.pooling") == "benchbox.stats" and layer("benchbox") == "benchbox"
-    assert layer("benchbox.encoders") == "benchbox.encoders" and layer("benchbox.encoder") == "benchbox.encoder"
+    assert layer("benchbox.encoders") == "benchbox.encoders" and layer("benchbox.encoding.protocol") == "benchbox.encoding"
     assert layer("benchbox.unplaced") is None
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
     assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.comparison.compare import Source\n"), "benchbox") == []
