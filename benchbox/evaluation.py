@@ -1,6 +1,6 @@
 """Run tasks on an encoder: the Python API behind ``benchbox eval``.
 
-``load_encoder(spec)`` (:mod:`benchbox.encoder_loading`) gives an encoder from a registry name, a trained-model
+``load_encoder(spec)`` (:mod:`benchbox.encoding.loading`) gives an encoder from a registry name, a trained-model
 run folder, ``module:attribute`` or any object with ``encode`` (or a plain callable);
 ``evaluate(encoder, tasks=[...])`` returns the metric records; ``run_tasks`` returns the full
 :class:`Evaluation` (metrics, per-item scores, provenance) that ``save`` writes as a run.
@@ -21,8 +21,8 @@ import pandas as pd
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.data.root import EMBEDDED_PREFIX, EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
-from benchbox.encoder import Encoder, VisionLanguageEncoder
-from benchbox.encoder_loading import load_encoder
+from benchbox.encoding.protocol import Encoder, VisionLanguageEncoder
+from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import cache_key, computation, encoder_record, task_record
 from benchbox.data.image_files import image_embedder
@@ -168,7 +168,7 @@ def run_tasks(
     _say_fallback(data, task_objs, values, log or (lambda message: None))
     if cache is True:
         cache = EmbeddingCache()
-    cache_obj = (cache or None) if encoder.cacheable else None  # no fingerprint, no cache (encoder_adapter)
+    cache_obj = (cache or None) if encoder.cacheable else None  # no fingerprint, no cache (encoding.adapter)
     ctx = EvalContext(
         data=data,
         embed=make_embedder(encoder, cache_obj, batch_size=batch_size, progress=progress),

@@ -4,7 +4,7 @@ A sentence or caption longer than the limit is an error naming it, raised before
 step: one 1 MB caption once made a character-level training run grow to 24 GB for 37 minutes (a recurrent
 encoder's memory and time grow with the longest text of a batch). The default, 10,000 characters, is 14
 times the longest text of every dataset benchbox knows (694 characters, in SUBJ); set ``$BENCHBOX_MAX_CHARS``
-to change it. It is checked on every encoder input (:meth:`benchbox.encoder.Encoder.encode`), on caption
+to change it. It is checked on every encoder input (:meth:`benchbox.encoding.protocol.Encoder.encode`), on caption
 splits (training and retrieval) and on NLI training pairs.
 
 An image file larger than its limit is an error naming it, raised before the file is opened (it is one check of

@@ -69,7 +69,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.data.root import ALLOW_MISMATCH_ENV, DataRoot, published_sha256
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import renamed
 from benchbox.task_options import TaskOption, TaskOptions, option_values

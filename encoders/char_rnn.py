@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.encoder import ImageTextEncoder, digest_arrays
+from benchbox.encoding.protocol import ImageTextEncoder, digest_arrays
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
 from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, load_snapshot

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.data.wordvec import WordVectors, load_word_vectors
 
 #: sentences per block, bounding the memory of the gathered word vectors

@@ -7,7 +7,7 @@ or a model trained with ``benchbox train infersent`` (:meth:`InferSentEncoder.fr
     benchbox eval infersent -e weights=infersent1.pkl -e vectors=glove.840B.300d.txt --task semantic
     load_encoder("infersent", weights="infersent2.pkl", vectors="crawl-300d-2M.vec")
 
-Options (typed by this signature, :mod:`benchbox.encoder_options`): ``version`` 1 or 2 (default: from a file named
+Options (typed by this signature, :mod:`benchbox.encoding.options`): ``version`` 1 or 2 (default: from a file named
 ``infersent1.pkl``/``infersent2.pkl``, else 1); ``tokenize`` ``split`` (default) / ``nltk`` / ``nltk-line``
 (:mod:`benchbox.encoders.infersent_text`); ``padding`` ``v1`` / ``masked`` (default: ``v1`` for version 1,
 ``masked`` for version 2, as the official code; :mod:`benchbox.encoders.infersent_net`); ``bsize``, the
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchbox.encoder import Encoder, digest_arrays
+from benchbox.encoding.protocol import Encoder, digest_arrays
 from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, build_encoder, embed_batch, load_state_file
 from benchbox.encoders.infersent_text import MARKERS, make_tokenizer, sentence_rows
 from benchbox.errors import BenchboxError

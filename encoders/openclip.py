@@ -130,7 +130,7 @@ class OpenCLIPEncoder(TextImageTowers):
                 "context_length": self.context_length, "dim": self.dim}
 
     def _weights_digest(self) -> str:
-        from benchbox.data.root import sha256_file
+        from benchbox.storage.checksums import sha256_file
 
         return digest_folder(self.weights) if self.weights.is_dir() else sha256_file(self.weights)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 
 #: the run folder's files: the [concepts, dim] float32 matrix and the concept names, one a line, in row order

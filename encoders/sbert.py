@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

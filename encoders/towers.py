@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from benchbox.console import log
-from benchbox.encoder import VisionLanguageEncoder
+from benchbox.encoding.protocol import VisionLanguageEncoder
 from benchbox.encoders.truncation import TruncationCount
 
 

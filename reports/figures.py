@@ -16,15 +16,31 @@ WIDTH = 7.0  # inches
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 
 
+def as_shown(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with value, ci_low and ci_high as a person sees them: × the ``scale`` of each row's metric spec
+    (column ``spec``, a :class:`~benchbox.task.MetricSpec`; Pearson r × 100)."""
+    scale = rows["spec"].map(lambda spec: spec.scale).to_numpy(float)
+    return rows.assign(**{c: rows[c].to_numpy(float) * scale for c in ("value", "ci_low", "ci_high")})
+
+
+def times(rows: pd.DataFrame) -> str:
+    """`` × 100``: the scale the rows' metric is shown at (nothing at scale 1), from the first row's spec."""
+    scale = rows["spec"].iloc[0].scale
+    return "" if scale == 1 else f" × {scale:g}"
+
+
 def semantic_figure(rows: pd.DataFrame) -> Figure:
-    """Horizontal bars of Pearson r × 100 per (task, subset), one bar per source with its 95% interval;
-    published references are pale. ``rows``: label, reference, task, subset, value, ci_low, ci_high."""
+    """Horizontal bars of Pearson r per (task, subset), shown at its metric spec's scale (× 100), one bar per
+    source with its 95% interval; published references are pale. ``rows``: label, reference, task, subset,
+    value, ci_low, ci_high, spec."""
+    shown = times(rows)
+    rows = as_shown(rows)
     keys = list(dict.fromkeys(zip(rows["task"], rows["subset"])))
     labels = list(rows.sort_values("source_rank", kind="stable")["label"].unique())
     reference = dict(zip(rows["label"], rows["reference"].astype(bool)))
     band = 0.8 / len(labels)
     title = "Semantic similarity per subset"
-    alt = (f"Horizontal bar chart of Pearson r × 100 with 95% confidence interval bars for {len(keys)} "
+    alt = (f"Horizontal bar chart of Pearson r{shown} with 95% confidence interval bars for {len(keys)} "
            f"task subsets, one bar per model: {', '.join(labels)}. The same numbers are in the table above.")
     with figure_context():
         fig = MplFigure(figsize=(WIDTH, 0.9 + len(keys) * (0.12 + band * 0.45 * len(labels))))
@@ -33,9 +49,8 @@ def semantic_figure(rows: pd.DataFrame) -> Figure:
         for j, label in enumerate(labels):
             mine = rows[rows["label"] == label]
             y = np.array([index[k] for k in zip(mine["task"], mine["subset"])]) - 0.4 + band * (j + 0.5)
-            value = mine["value"].to_numpy(float) * 100
-            err = np.abs(np.vstack([value - mine["ci_low"].to_numpy(float) * 100,
-                                    mine["ci_high"].to_numpy(float) * 100 - value]))
+            value = mine["value"].to_numpy(float)
+            err = np.abs(np.vstack([value - mine["ci_low"].to_numpy(float), mine["ci_high"].to_numpy(float) - value]))
             color = COLORS[j % len(COLORS)]
             ax.barh(y, value, height=band, color=color, alpha=0.4 if reference[label] else 0.85,
                     edgecolor=color, linewidth=0.8,
@@ -44,7 +59,7 @@ def semantic_figure(rows: pd.DataFrame) -> Figure:
         ax.set_yticks(range(len(keys)), [f"{task} {subset}" for task, subset in keys])
         ax.invert_yaxis()
         ax.set_ylim(len(keys) - 0.5, -0.5)
-        ax.set_xlabel("Pearson r × 100 (95% interval)")
+        ax.set_xlabel(f"Pearson r{shown} (95% interval)")
         ax.axvline(0, color="#444444", linewidth=0.6)
         ax.grid(axis="x", color="#dddddd", linewidth=0.5)
         ax.set_axisbelow(True)
@@ -52,7 +67,7 @@ def semantic_figure(rows: pd.DataFrame) -> Figure:
         svg = to_svg(fig, "semantic", title, alt)
     published = "; pale bars: published results" if any(reference.values()) else ""
     return Figure(slug="semantic", title=title, alt=alt, svg=svg,
-                  caption=f"Pearson r × 100 per subset; whiskers: 95% intervals{published}.")
+                  caption=f"Pearson r{shown} per subset; whiskers: 95% intervals{published}.")
 
 
 def curves_figure(curves: pd.DataFrame, slug: str, title: str) -> Figure:

@@ -18,9 +18,14 @@ from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.comparison.sources import Source, known_tasks
 from benchbox.task_metadata import OTHER
+from benchbox.tasks.retrieval import Retrieval
+from benchbox.tasks.structure import Structure
+from benchbox.tasks.sts import SEMANTIC_GROUP
+from benchbox.tasks.transfer import TransferTask
 
-#: the groups with a layout of their own (the paper's tables); any other group gets :func:`group_tables`
-SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE = "semantic similarity", "retrieval", "transfer", "structure"
+#: the groups with a layout of their own (the paper's tables), as their tasks declare them; any other group gets
+#: :func:`group_tables`
+SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE = SEMANTIC_GROUP, Retrieval.group, TransferTask.group, Structure.group
 LAID_OUT = (SEMANTIC, RETRIEVAL, TRANSFER, STRUCTURE)
 RETRIEVAL_HEADINGS = {"r1": "R@1", "r5": "R@5", "r10": "R@10", "medr": "medr"}
 RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
@@ -28,7 +33,7 @@ RETRIEVAL_METRICS = tuple(RETRIEVAL_HEADINGS)
 DIRECTIONS = (("t2i", "Caption → image"), ("i2t", "Image → caption"))
 TRANSFER_METRICS = ("accuracy", "f1")
 #: the structure tasks' metrics (shown by :mod:`benchbox.reports.structure`)
-STRUCTURE_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter", "rho_vis", "rho_vis_image_side")
+STRUCTURE_METRICS = tuple(spec.name for spec in Structure.metrics)
 
 
 def tidy(sources: list[Source]) -> pd.DataFrame:

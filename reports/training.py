@@ -18,7 +18,9 @@ import pandas as pd
 from benchbox.errors import BenchboxError
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
+from benchbox.reports.figures import as_shown
 from benchbox.storage.runs import Run
+from benchbox.task_metadata import task_metadata
 
 CURVE_COLUMNS = ["panel", "series", "epoch", "value", "ci_low", "ci_high"]
 DEV_PANEL = "dev retrieval (%)"
@@ -34,7 +36,7 @@ def snapshots(run: Run) -> list[dict]:
 
 def semantic_headlines(run: Run) -> pd.DataFrame:
     """One headline score per task and snapshot from ``semantic.csv``: the year's unweighted mean Pearson for
-    STS12–16 (subset ``all``, ``pearson_mean``), test Pearson otherwise; values × 100. Columns: series, epoch,
+    STS12–16 (subset ``all``, ``pearson_mean``), test Pearson otherwise; values at their metric spec's scale (× 100). Columns: series, epoch,
     value, ci_low, ci_high."""
     frame = run.table("semantic.csv")
     if frame is None or frame.empty:
@@ -45,7 +47,7 @@ def semantic_headlines(run: Run) -> pd.DataFrame:
     mean = frame[(frame["subset"] == "all") & (frame["metric"] == "pearson_mean")].assign(series=lambda f: f["task"] + " mean")
     test = frame[(frame["subset"] == "test") & (frame["metric"] == "pearson") & ~frame["task"].isin(mean["task"])]
     rows = pd.concat([mean, test.assign(series=test["task"])])
-    rows = rows.assign(**{c: rows[c].astype(float) * 100 for c in ("value", "ci_low", "ci_high")})
+    rows = as_shown(rows.assign(spec=[task_metadata(t).spec(m) for t, m in zip(rows["task"], rows["metric"])]))
     order = list(dict.fromkeys(frame["task"]))
     rows = rows.assign(rank=rows["task"].map(order.index)).sort_values(["rank", "epoch"], kind="stable")
     return rows[["series", "epoch", "value", "ci_low", "ci_high"]].reset_index(drop=True)

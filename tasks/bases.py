@@ -41,7 +41,7 @@ import pandas as pd
 
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.stats.intervals import FISHER_MIN_N

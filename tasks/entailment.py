@@ -31,7 +31,7 @@ import numpy as np
 
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, Task, TaskResult
 from benchbox.task_options import TaskOption

@@ -33,7 +33,7 @@ import pandas as pd
 
 from benchbox.data.wordnet import (DEFAULT_WORDNET, HELD_OUT, HypernymSplit, Nouns, closure_baseline, closure_paths,
                                    read_nouns, split_closure, wordnet_files)
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult

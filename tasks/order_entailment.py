@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, Task, TaskResult

@@ -47,7 +47,7 @@ from benchbox.console import Heartbeat
 from benchbox.data.root import DataRoot
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.task_options import TaskOption

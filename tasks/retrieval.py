@@ -10,9 +10,9 @@ Tasks (Karpathy & Fei-Fei 2015 splits):
   the captions come from Karpathy's ``dataset_coco.json`` (user-supplied, ``coco/`` in the data root) and must
   cover exactly the listed images.
 
-The encoder needs an image branch (:class:`~benchbox.encoder.ImageTextEncoder`). A feature-based one (the
+The encoder needs an image branch (:class:`~benchbox.encoding.protocol.ImageTextEncoder`). A feature-based one (the
 char-RNNs) needs the image features file (``--features``), read with :func:`benchbox.data.image_features.load_features`
-in split order; a vision–language encoder (:class:`~benchbox.encoder.VisionLanguageEncoder`, e.g. ``clip``)
+in split order; a vision–language encoder (:class:`~benchbox.encoding.protocol.VisionLanguageEncoder`, e.g. ``clip``)
 embeds the image files themselves — the zero-shot protocol of the CLIP paper and CLIP_benchmark — from
 ``--images DIR`` or the dataset's image folder under the data root (:mod:`benchbox.data.image_files`); every image
 file's sha256 is recorded with the run's data checksums.
@@ -37,7 +37,7 @@ import pandas as pd
 
 from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
+from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.errors import BenchboxError
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.stats.resampling import index_batches, percentile_interval

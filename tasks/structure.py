@@ -28,12 +28,11 @@ import pandas as pd
 
 from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder, ImageTextEncoder, VisionLanguageEncoder
+from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
-from benchbox.task_options import TaskOption
-from benchbox.tasks.retrieval import IMAGES
+from benchbox.tasks.retrieval import FEATURES, IMAGES
 from benchbox.tasks.structure_measures import structure
 
 #: metrics that are means of per-image items (and so have paired tests)
@@ -62,8 +61,7 @@ class Structure(OnEvaluationSplit, Task):
     metrics = STRUCTURE_METRICS
     item_kind = "image: its per-image measure (column metric) and value"
     item_keys = ("subset", "metric", "item")
-    options = (TaskOption("features", str, None, "image features file, for rho_vis", flag="features",
-                          protocol_key="features"), IMAGES, CAPTIONS)
+    options = (FEATURES, IMAGES, CAPTIONS)
     group, order = "structure", 400
     citation = BORDES_BIBTEX
     reference = "Bordes et al. (2019) §5 / Table 2: E_intra, E_inter, ρ_vis; Karpathy & Fei-Fei (2015) splits"

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats.resampling import (
     aggregate_strata,

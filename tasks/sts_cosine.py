@@ -15,7 +15,7 @@ import pandas as pd
 
 from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.task import EvalContext, Task, TaskResult
 from benchbox.tasks.senteval_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records, cosine_rows

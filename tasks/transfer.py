@@ -41,7 +41,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
 from benchbox.device import resolve_device
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult

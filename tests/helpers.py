@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.task_options import TaskOptions
 
 

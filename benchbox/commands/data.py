@@ -12,7 +12,8 @@ from rich.text import Text
 from benchbox.data import download
 from benchbox.storage.atomic import copy_file
 from benchbox.console import log, out
-from benchbox.data.root import EMBEDDED_ROOT, DataRoot, known_files, sha256_file
+from benchbox.data.root import EMBEDDED_ROOT, DataRoot, known_files
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.storage.outdir import output_lock
 

@@ -1,5 +1,5 @@
 """``benchbox export mteb RUN --out DIR``: a run's scores in mteb's result format, for the tasks with an MTEB
-counterpart (:mod:`benchbox.storage.mteb_export`; the correspondence: docs/guide.md#mteb-interoperability)."""
+counterpart (:mod:`benchbox.data.mteb_export`; the correspondence: docs/guide.md#mteb-interoperability)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def export_mteb_command(
 ) -> None:
     """Write a run's scores on the tasks with an MTEB counterpart (STS12-16, STSBenchmark) as mteb result files, which mteb's loaders read; the tasks that do not correspond are named and skipped."""
     from benchbox.comparison.sources import open_run
-    from benchbox.storage.mteb_export import export_run
+    from benchbox.data.mteb_export import export_run
 
     set_quiet(quiet)
     for path in export_run(open_run(run), out_dir, model_name, log):

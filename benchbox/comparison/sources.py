@@ -6,9 +6,9 @@ scores and its provenance, resolved by one function, :func:`resolve_sources`, fr
 - an mteb results folder, ``mteb:PATH`` (:mod:`benchbox.data.mteb_results`): each model in it, numbers without
   items, labelled ``mteb:MODEL``;
 - with an on-demand evaluator (compare: :class:`benchbox.comparison.on_demand.OnDemand`), anything
-  :func:`benchbox.encoder_loading.load_encoder` loads — an encoder name, ``package:name``, ``module:attribute``, a
+  :func:`benchbox.encoding.loading.load_encoder` loads — an encoder name, ``package:name``, ``module:attribute``, a
   trained-model folder (a training run) — handed to the evaluator, which reuses a matching run or evaluates it.
-  An encoder whose identity is known without loading it (:meth:`benchbox.encoder.Encoder.identity_unloaded`) is
+  An encoder whose identity is known without loading it (:meth:`benchbox.encoding.protocol.Encoder.identity_unloaded`) is
   loaded only when no run can be reused.
 
 Each may carry a label, ``LABEL=SOURCE``. Everything is opened or loaded, and every missing data file found,
@@ -208,7 +208,7 @@ def is_reference(spec: str) -> bool:
 class Pending:
     """A model argument that names an encoder, to be evaluated (or found evaluated) on demand: loaded
     (``encoder``), or, where its identity is known without loading it, that identity (``record``,
-    :func:`benchbox.encoder_loading.record_without_loading`) until it must be evaluated."""
+    :func:`benchbox.encoding.loading.record_without_loading`) until it must be evaluated."""
 
     spec: str
     encoder: Any
@@ -218,7 +218,7 @@ class Pending:
     def load(self) -> Any:
         """The encoder, loaded now if it was not."""
         if self.encoder is None:
-            from benchbox.encoder_loading import load_encoder
+            from benchbox.encoding.loading import load_encoder
 
             self.encoder = load_encoder(self.spec)
         return self.encoder
@@ -245,7 +245,7 @@ def _model(spec: str, label: str | None, evaluate: bool, log: Callable[[str], No
         return reference_sources(spec, label, log)
     path = Path(spec)
     if evaluate:
-        from benchbox.encoder_loading import refuse_shadowing, shadowed_folder
+        from benchbox.encoding.loading import refuse_shadowing, shadowed_folder
 
         refuse_shadowing(spec, runs_too=True)
         if shadowed_folder(spec) is not None:
@@ -275,9 +275,9 @@ def _model(spec: str, label: str | None, evaluate: bool, log: Callable[[str], No
 
 def _pending(spec: str, path: Path, label: str | None) -> Pending:
     """The encoder ``spec`` names, to evaluate: its record when it is known without loading the encoder
-    (:func:`benchbox.encoder_loading.record_without_loading`: loaded only if it must be evaluated), else the
+    (:func:`benchbox.encoding.loading.record_without_loading`: loaded only if it must be evaluated), else the
     encoder loaded now; its errors say what else an argument may be."""
-    from benchbox.encoder_loading import load_encoder, record_without_loading
+    from benchbox.encoding.loading import load_encoder, record_without_loading
 
     try:
         record = record_without_loading(spec)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from benchbox.storage.atomic import copy_file
-from benchbox.data.root import DOWNLOADS, FETCHABLE, known_files, sha256_file
+from benchbox.data.root import DOWNLOADS, FETCHABLE, known_files
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 
 TIMEOUT_S = 30

@@ -32,7 +32,7 @@ from torch import nn
 from torchvision import transforms
 
 from benchbox.console import log
-from benchbox.data.root import sha256_file
+from benchbox.storage.checksums import sha256_file
 from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
 from benchbox.data.image_features import IMAGE_EXTENSIONS, normalise_id, read_features, save_features

@@ -1,5 +1,5 @@
 """Image files as a task input, for encoders that embed images themselves (a
-:class:`~benchbox.encoder.VisionLanguageEncoder`, e.g. CLIP; docs/vision-language.md).
+:class:`~benchbox.encoding.protocol.VisionLanguageEncoder`, e.g. CLIP; docs/vision-language.md).
 
 Where the images are: the task's ``images`` option (``--images DIR``), else the dataset's folder under the
 data root (:data:`DEFAULT_FOLDERS`, the folder names of the official downloads: Flickr8k's
@@ -36,7 +36,7 @@ import numpy as np
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import check_image_output
-from benchbox.encoder import VisionLanguageEncoder
+from benchbox.encoding.protocol import VisionLanguageEncoder
 from benchbox.errors import BenchboxError
 from benchbox.limits import IMAGE_ENV_VAR, max_image_bytes
 from benchbox.storage.identity import computation, image_cache_key

@@ -1,5 +1,5 @@
 """Which MTEB tasks (Muennighoff et al. 2023; the ``mteb`` package, ``mteb.get_task(NAME).metadata``) are benchbox
-tasks: one table, :data:`MTEB_TASKS`, read by ``benchbox export mteb`` (:mod:`benchbox.storage.mteb_export`), by
+tasks: one table, :data:`MTEB_TASKS`, read by ``benchbox export mteb`` (:mod:`benchbox.data.mteb_export`), by
 the ``mteb:PATH`` comparators (:mod:`benchbox.data.mteb_results`) and rendered into docs/guide.md#mteb-interoperability
 (:func:`markdown_table`; a test checks the page against it, another checks each row against mteb's own metadata).
 

@@ -10,7 +10,6 @@ where the datasets that have an official download are published.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 import platformdirs
 
 from benchbox.errors import BenchboxError
+from benchbox.storage.checksums import sha256_file
 
 EMBEDDED_ROOT = Path(__file__).parent / "embedded"
 #: how run manifests name a file read from the embedded copy: ``embedded:<path>``
@@ -100,14 +100,6 @@ def existing_data_dir(_ctx: Any, _param: Any, value: Path | None) -> Path | None
         raise BenchboxError(f"--data-dir {value} is not an existing folder: give the data root (see "
                             "`benchbox data status`), or leave the option out to use $BENCHBOX_DATA")
     return value
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class DataRoot:

@@ -28,7 +28,7 @@ import platformdirs
 
 from benchbox.storage.atomic import atomic_folder
 from benchbox.console import log
-from benchbox.data.root import sha256_file
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import dumps
 

@@ -23,7 +23,7 @@ Three joints follow from it, each here so that they cannot disagree:
   8.6e-5), is never served the vectors of the old one.
 
 The build of an encoder (where it came from, the options it got) is attached by
-:func:`benchbox.encoder_loading.load_encoder` (:func:`attach_build`); an encoder made some other way records
+:func:`benchbox.encoding.loading.load_encoder` (:func:`attach_build`); an encoder made some other way records
 its class and provider, and no options.
 """
 
@@ -42,7 +42,7 @@ from benchbox.errors import BenchboxError
 from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.provenance import component
 
-#: the attribute of an :class:`~benchbox.encoder.Encoder` that holds its :class:`Build`
+#: the attribute of an :class:`~benchbox.encoding.protocol.Encoder` that holds its :class:`Build`
 BUILD_ATTRIBUTE = "_benchbox_build"
 #: training-configuration fields that do not change what a trained model computes (or are its seed)
 TRAINING_NOT_IDENTITY = ("seed", "threads", "checkpoint_every", "data_dir")
@@ -124,13 +124,13 @@ def _build(encoder: Any) -> Build:
 
 
 def encoder_record(encoder: Any) -> dict[str, Any]:
-    """What a run manifest records of ``encoder`` (an :class:`~benchbox.encoder.Encoder`; module docstring)."""
+    """What a run manifest records of ``encoder`` (an :class:`~benchbox.encoding.protocol.Encoder`; module docstring)."""
     return built_record(encoder.name, encoder.fingerprint(), encoder.dim, encoder.config(), _build(encoder))
 
 
 def built_record(name: str, fingerprint: str, dim: int, config: dict[str, Any], build: Build) -> dict[str, Any]:
     """:func:`encoder_record` from its parts: those the encoder reports and its :class:`Build` (also for an
-    encoder not built yet, :func:`benchbox.encoder_loading.record_without_loading`)."""
+    encoder not built yet, :func:`benchbox.encoding.loading.record_without_loading`)."""
     seed = build.options.get(build.seed_option) if build.seed_option else None
     if build.training is not None:
         seed = build.training.get("seed")
@@ -154,10 +154,9 @@ def task_record(task: Any) -> dict[str, Any]:
 def computation(encoder: Any) -> dict[str, str | None]:
     """What computes ``encoder``'s vectors besides its weights: the distribution that provides it and the libraries
     its class declares in ``computed_by`` (a plugin's own class for an adapted encoder; default
-    :attr:`benchbox.encoder.Encoder.computed_by`), each with its installed version (None: not installed)."""
-    from benchbox.encoder import Encoder
-
-    declared = getattr(getattr(encoder, "wrapped", encoder), "computed_by", Encoder.computed_by)
+    :attr:`benchbox.encoding.protocol.Encoder.computed_by`, which an adapted encoder has), each with its installed version
+    (None: not installed)."""
+    declared = getattr(getattr(encoder, "wrapped", encoder), "computed_by", encoder.computed_by)
     if isinstance(declared, str) or not all(isinstance(name, str) for name in declared):
         raise BenchboxError(f"encoder {encoder.name!r}: computed_by must be a tuple of distribution names (e.g. "
                             f"(\"numpy\", \"torch\")), got {declared!r}")

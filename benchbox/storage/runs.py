@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from benchbox.storage.atomic import atomic_folder
-from benchbox.data.root import sha256_file
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.names import check_path_name
 from benchbox.storage.jsonio import dumps

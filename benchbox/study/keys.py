@@ -27,7 +27,7 @@ import hashlib
 import json
 from typing import Any
 
-from benchbox.encoder_options import typed_options
+from benchbox.encoding.options import typed_options
 from benchbox.storage.identity import build_of, differences, task_record
 from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.provenance import package_versions

@@ -3,7 +3,7 @@ study file and the key, never a cell failing after others ran.
 
 - :func:`check_opens` (every study): each ``run`` folder holds every task studied (its manifest and its metrics
   rows), and each image folder a retrieval task will read exists: the task flag ``images``, else, when an
-  encoder embeds image files itself (a :class:`~benchbox.encoder.VisionLanguageEncoder`), the dataset's folder
+  encoder embeds image files itself (a :class:`~benchbox.encoding.protocol.VisionLanguageEncoder`), the dataset's folder
   under the data root (:func:`benchbox.data.image_files.image_folders`, the lookup the task makes);
 - :func:`build_encoders` (``benchbox study --check``): each encoder evaluated as it is, built with its options
   as its cell's ``benchbox eval`` builds it, so that what the encoder's constructor refuses (an option value out
@@ -55,7 +55,7 @@ def _run_has_tasks(path: Path, where: str, folder: Path, tasks: list[str]) -> No
 def _image_folders(path: Path, targets: list[Any], tasks: list[Any], values: dict[str, dict[str, Any]],
                    data: DataRoot) -> None:
     from benchbox.data.image_files import image_folders
-    from benchbox.encoder import VisionLanguageEncoder
+    from benchbox.encoding.protocol import VisionLanguageEncoder
 
     embeds_images = any(isinstance(t, type) and issubclass(t, VisionLanguageEncoder) for t in targets)
     for task in tasks:
@@ -74,7 +74,7 @@ def _image_folders(path: Path, targets: list[Any], tasks: list[Any], values: dic
 def build_encoders(path: Path, spec: StudyFile, seed_options: list[str | None]) -> None:
     """Build each encoder evaluated as it is, with its options (and its first seed), as its cell will; what the
     construction refuses is one line naming the ``[[encoder]]`` table (module docstring)."""
-    from benchbox.encoder_loading import load_encoder
+    from benchbox.encoding.loading import load_encoder
 
     for i, (entry, seed_option) in enumerate(zip(spec.encoder, seed_options), 1):
         if entry.name is None or entry.train is not None:

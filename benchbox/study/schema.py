@@ -31,7 +31,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from benchbox.comparison.settings import CompareSettings, settings_fields
-from benchbox.encoder_options import typed_options
+from benchbox.encoding.options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to, did_you_mean
 from benchbox.study.opens import check_opens
@@ -340,7 +340,7 @@ def _check_entry(path: Path, where: str, entry: EncoderEntry) -> tuple[str, str 
         if option in paths and isinstance(value, str) and looks_like_path(value) \
                 and not Path(value).expanduser().exists():
             raise BenchboxError(f"{path}: {where} options.{key} = {value!r}: no such file or folder")
-    try:  # the values the cell's eval will build the encoder with (:mod:`benchbox.encoder_options`)
+    try:  # the values the cell's eval will build the encoder with (:mod:`benchbox.encoding.options`)
         typed_options(getattr(cls, "from_path", None) if trained else cls,
                       {key.replace("-", "_"): value for key, value in entry.options.items()}, entry.name)
     except BenchboxError as exc:

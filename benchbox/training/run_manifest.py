@@ -6,13 +6,12 @@ got (``"status"``: ``"running"``, then ``"complete"`` with ``"finished"``, or ho
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from benchbox.storage.jsonio import write_json
 from benchbox.storage.provenance import manifest_header, now
-from benchbox.storage.runs import MANIFEST
+from benchbox.storage.runs import MANIFEST, Run
 
 #: the per-epoch history beside the manifest (CSV, one row per finished epoch)
 HISTORY_FILE = "history.csv"
@@ -31,8 +30,9 @@ class RunManifest:
         self.fields = {**manifest_header(self.path.parent.name), **fields}
 
     def reopen(self) -> None:
-        """The manifest of the run being resumed, as written; its restart time appended to ``"resumed"``."""
-        self.fields = json.loads(self.path.read_text())
+        """The manifest of the run being resumed, as written (read as every run is, :attr:`Run.manifest`: one line
+        naming the file when it is not a JSON object); its restart time appended to ``"resumed"``."""
+        self.fields = dict(Run.open(self.path.parent).manifest)
         self.fields.setdefault("resumed", []).append(now())
 
     def save(self, **changes: Any) -> None:

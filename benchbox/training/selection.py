@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchbox.embedding_checks import require_informative
-from benchbox.encoder import ImageTextEncoder
+from benchbox.encoding.protocol import ImageTextEncoder
 from benchbox.training.data import SplitData
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchbox.comparison.compare import compare
-from benchbox.data.root import sha256_file
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run

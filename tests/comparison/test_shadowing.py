@@ -12,7 +12,7 @@ import pytest
 
 from benchbox import run_tasks
 from benchbox.comparison.compare import compare
-from benchbox.encoder_loading import load_encoder
+from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.task_options import TaskOptions
 from benchbox.comparison.settings import CompareSettings

@@ -1,6 +1,7 @@
-"""The import rule of docs/architecture.md: a module imports only from its own layer or the layers below it,
-``tasks`` and ``encoders`` never import each other, and nothing imports ``commands`` but the CLI. Every
-``import`` counts, including the lazy ones inside functions."""
+"""The import rule of docs/architecture.md: every module is in a layer and imports only from its own layer or the
+layers below it; ``tasks`` and ``encoders``, ``stats`` and ``storage`` never import each other; no cycle of
+imports, of any length, between modules or between packages (strongly connected components). Every ``import``
+counts, including the lazy ones inside functions."""
 
 from __future__ import annotations
 
@@ -11,18 +12,34 @@ ROOT = Path(__file__).resolve().parents[2]
 #: source folder -> the package it is installed as (pyproject's package-dir)
 PACKAGES = {"benchbox": "benchbox", "tasks": "benchbox.tasks", "reports": "benchbox.reports",
             "encoders": "benchbox.encoders"}
-#: the layers, bottom first; a module not named here is in ``core``
+#: the layers, bottom first (docs/architecture.md, "Layers"); every module of the tree is in one, named here by
+#: itself or by its package
 LAYERS = {
-    "core": 0,
-    "benchbox.tasks": 1, "benchbox.encoders": 1,
-    "benchbox.training": 3, "benchbox.evaluation": 3, "benchbox.reuse": 3, "benchbox.comparison": 3,
-    "benchbox.include": 3,
-    "benchbox.results": 3, "benchbox.neighbours": 3,
-    "benchbox.reports": 4, "benchbox.tables": 4, "benchbox.study": 4,
-    "benchbox.commands": 5, "benchbox.cli": 5, "benchbox.__main__": 5, "benchbox": 5,
+    # 0 foundation: helpers that know no benchbox concept beyond errors and names
+    "benchbox.errors": 0, "benchbox.names": 0, "benchbox.limits": 0, "benchbox.options": 0, "benchbox.suggest": 0,
+    "benchbox.console": 0, "benchbox.formatting": 0, "benchbox.threads": 0, "benchbox.memory": 0,
+    "benchbox.device": 0, "benchbox.registry": 0, "benchbox.embedding_checks": 0,
+    # 1 statistics and storage, which never import each other
+    "benchbox.stats": 1, "benchbox.storage": 1,
+    # 2 the encoder contract (the protocol, the adapter, typed options, loading), and the protocol's old name
+    "benchbox.encoding": 2, "benchbox.encoder": 2,
+    # 3 data access
+    "benchbox.data": 3,
+    # 4 the task contract: tasks, their options and metadata, the paired-test kinds, item checks; run labels
+    "benchbox.task": 4, "benchbox.task_options": 4, "benchbox.task_metadata": 4, "benchbox.paired_tests": 4,
+    "benchbox.item_checks": 4, "benchbox.labels": 4,
+    # 5 plugins: the protocols and the encoders
+    "benchbox.tasks": 5, "benchbox.encoders": 5,
+    # 6 workflows
+    "benchbox.training": 6, "benchbox.evaluation": 6, "benchbox.reuse": 6, "benchbox.comparison": 6,
+    "benchbox.include": 6, "benchbox.testing": 6, "benchbox.results": 6, "benchbox.neighbours": 6,
+    # 7 presentation and studies
+    "benchbox.reports": 7, "benchbox.tables": 7, "benchbox.study": 7,
+    # 8 interface
+    "benchbox.commands": 8, "benchbox.cli": 8, "benchbox.__main__": 8, "benchbox": 8,
 }
 #: layers that may not import each other although they are at one level
-SIBLINGS_APART = {frozenset({"benchbox.tasks", "benchbox.encoders"})}
+SIBLINGS_APART = {frozenset({"benchbox.tasks", "benchbox.encoders"}), frozenset({"benchbox.stats", "benchbox.storage"})}
 
 
 def module_name(path: Path) -> str:
@@ -32,14 +49,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def layer(module: str) -> str:
-    """The longest prefix of ``module`` that names a layer (``core`` for the rest of ``benchbox``)."""
+def layer(module: str) -> str | None:
+    """The longest prefix of ``module`` that names a layer; None for a module no layer names."""
     parts = module.split(".")
     for end in range(len(parts), 0, -1):
         prefix = ".".join(parts[:end])
         if prefix in LAYERS and (prefix != "benchbox" or module == "benchbox"):
             return prefix
-    return "core"
+    return None
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -78,6 +95,18 @@ def sources() -> list[Path]:
     return sorted(p for folder in PACKAGES for p in (ROOT / folder).rglob("*.py"))
 
 
+def graph() -> dict[str, set[str]]:
+    """Each module of the tree → the modules of the tree it imports."""
+    modules = {module_name(p) for p in sources()}
+    found = {}
+    for path in sources():
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found[name] = {t for _, t in imported(ast.parse(path.read_text(encoding="utf-8")), package, modules)
+                       if t in modules and t != name}
+    return found
+
+
 def violations() -> list[str]:
     out = []
     for path in sources():
@@ -86,27 +115,91 @@ def violations() -> list[str]:
         mine = layer(name)
         for line, target in imported(ast.parse(path.read_text(encoding="utf-8")), package):
             theirs = layer(target)
-            if theirs == mine:
+            if theirs == mine or theirs is None or mine is None:  # a module without a layer: its own test
                 continue
             if LAYERS[theirs] > LAYERS[mine] or frozenset({mine, theirs}) in SIBLINGS_APART:
                 out.append(f"{path.relative_to(ROOT)}:{line}: {name} ({mine}) imports {target} ({theirs})")
     return out
 
 
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of the graph ``edges`` that hold a cycle (two nodes or more), each
+    sorted (Tarjan 1972, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(edges.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def package_of(module: str, packages: set[str]) -> str:
+    """The sub-package of ``benchbox`` that holds ``module`` (``benchbox.storage``), else the module itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 and ".".join(parts[:2]) in packages else module
+
+
+def test_every_module_is_in_a_layer():
+    assert [name for name in sorted(module_name(p) for p in sources()) if layer(name) is None] == []
+
+
 def test_every_import_follows_the_layers():
     assert violations() == []
 
 
-def test_no_two_modules_import_each_other():
-    modules = {module_name(p) for p in sources()}
-    graph = {}
-    for path in sources():
-        name = module_name(path)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        graph[name] = {t for _, t in imported(ast.parse(path.read_text(encoding="utf-8")), package, modules)
-                       if t in modules and t != name}
-    both_ways = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets if a in graph[b]})
-    assert both_ways == []
+def test_no_modules_import_each_other_through_a_cycle_of_any_length():
+    assert cycles(graph()) == []
+
+
+def test_no_packages_import_each_other_through_a_cycle_of_any_length():
+    edges = graph()
+    packages = {module_name(p) for p in sources() if p.name == "__init__.py"}
+    between: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        mine = package_of(source, packages)
+        between.setdefault(mine, set()).update(t for t in map(lambda t: package_of(t, packages), targets) if t != mine)
+    assert cycles(between) == []
+
+
+def test_the_cycle_finder_finds_long_cycles_and_only_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c", "a"}}) == [["a", "b"], ["c", "d", "e"]]
+    packages = {"benchbox.data", "benchbox.storage"}
+    assert package_of("benchbox.storage.runs", packages) == "benchbox.storage"
+    assert package_of("benchbox.task", packages) == "benchbox.task"
 
 
 def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
@@ -115,7 +208,10 @@ def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
     assert [layer(t) for _, t in found] == ["benchbox.comparison", "benchbox.encoders"]
     assert LAYERS[layer("benchbox.comparison.compare")] > LAYERS[layer("benchbox.tasks.sts")]
     assert frozenset({layer("benchbox.tasks.sts"), layer("benchbox.encoders.glove_bow")}) in SIBLINGS_APART
-    assert layer("benchbox.stats") == "core" and layer("benchbox") == "benchbox"
+    assert LAYERS[layer("benchbox.data.root")] > LAYERS[layer("benchbox.storage.runs")]  # storage never reads data
+    assert layer("benchbox.stats.pooling") == "benchbox.stats" and layer("benchbox") == "benchbox"
+    assert layer("benchbox.encoders") == "benchbox.encoders" and layer("benchbox.encoding.protocol") == "benchbox.encoding"
+    assert layer("benchbox.unplaced") is None
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
     assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.comparison.compare import Source\n"), "benchbox") == []
 

@@ -1,4 +1,4 @@
-"""An encoder's options are typed once, by its signature (benchbox.encoder_options, issue #39): ``-e dim=32`` and
+"""An encoder's options are typed once, by its signature (benchbox.encoding.options, issue #39): ``-e dim=32`` and
 the default ``32`` are one value, so the runs are reused for each other and grouped as seeds; a boolean accepts
 only its words, anything else is one line and exit 2, on the command line and in a study's ``--check``."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from benchbox.comparison.sources import resolve_sources, seed_groups
 from benchbox.data.root import DataRoot
-from benchbox.encoder_loading import load_encoder
+from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.reuse import find_reusable_run
 from benchbox.storage.identity import encoder_record
@@ -38,7 +38,7 @@ class Options:
     ({"extra": "5"}, {"extra": "5"}),
 ])
 def test_values_are_parsed_by_the_signature(raw, typed):
-    from benchbox.encoder_options import typed_options
+    from benchbox.encoding.options import typed_options
 
     assert typed_options(Options, raw) == typed
 
@@ -50,7 +50,7 @@ def test_values_are_parsed_by_the_signature(raw, typed):
     ({"rate": "nan"}, "rate = 'nan': expected a finite number"), ({"width": "wide"}, "expected a whole number or none"),
 ])
 def test_a_value_the_type_cannot_read_is_one_line(raw, message):
-    from benchbox.encoder_options import typed_options
+    from benchbox.encoding.options import typed_options
 
     with pytest.raises(BenchboxError) as caught:
         typed_options(Options, raw, "options")

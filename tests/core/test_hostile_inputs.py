@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.encoding.protocol import Encoder, ImageTextEncoder
 from benchbox.data.image_features import save_features
 
 SHARED_DATA = Path(os.environ.get("BENCHBOX_DATA") or "/work/shared/data")

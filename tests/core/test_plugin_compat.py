@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from benchbox import run_tasks
-from benchbox.encoder_loading import load_encoder
+from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.storage.identity import encoder_record
@@ -102,6 +102,20 @@ def mixed(change: dict | None = None) -> Task:
     for (row, column), value in (change or {}).items():
         items.loc[row, column] = value
     return type("M", (Mixed,), {"items": items})()
+
+
+def test_the_protocols_old_module_name_works_with_one_warning():
+    """The encoder protocol moved to ``benchbox.encoding.protocol``; a plugin importing it from
+    ``benchbox.encoder`` gets the same objects and one warning per name saying what to write."""
+    from benchbox.encoding import protocol
+    from benchbox.registry import PluginDeprecationWarning
+
+    with pytest.warns(PluginDeprecationWarning, match=r"benchbox\.encoder\.Encoder is deprecated: write "
+                                                      r"benchbox\.encoding\.protocol\.Encoder"):
+        from benchbox.encoder import Encoder
+    assert Encoder is protocol.Encoder
+    with pytest.raises(ImportError):
+        from benchbox.encoder import NoSuchName  # noqa: F401
 
 
 def test_mixed_item_rows_are_checked_kind_by_kind(tmp_path):

@@ -1,5 +1,5 @@
 """Plugins: the registry's providers, qualified names and collision rules (benchbox.registry), any encoder
-through the API (benchbox.encoder_adapter, benchbox.encoder_loading), ``--include``, and the out-of-tree
+through the API (benchbox.encoding.adapter, benchbox.encoding.loading), ``--include``, and the out-of-tree
 packages tests/plugin_pkg (benchbox-toyplugin) and tests/plugin_bad (benchbox-badplugin).
 
 The package tests need both installed: ``pip install --no-deps --no-build-isolation -e tests/plugin_pkg`` and
@@ -20,7 +20,7 @@ from sklearn.metrics import roc_auc_score
 
 from benchbox import evaluate, load_encoder, run_tasks
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.encoder_adapter import AdaptedEncoder, as_encoder
+from benchbox.encoding.adapter import AdaptedEncoder, as_encoder
 from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, PluginWarning, Registry

@@ -16,7 +16,7 @@ from scipy import stats as st
 from sklearn.metrics import roc_auc_score
 
 from benchbox.comparison.compare import compare
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS

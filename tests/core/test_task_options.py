@@ -104,6 +104,17 @@ def test_one_task_option_is_a_flag_of_describe_eval_compare_and_a_study(plugin, 
     assert [m["tasks"]["flagged-norms"]["options"] for m in cells] == [{"min_chars": 5}] * 2
 
 
+def test_each_flag_of_benchboxs_own_tasks_is_one_declaration():
+    """Every task that has a flag's option has the one declaration of it: ``features`` was declared twice
+    (retrieval and structure, with different help), and the generated flag kept whichever registered first."""
+    from benchbox.task import task_class
+
+    declared: dict[str, set[int]] = {}
+    for flag, (_, names) in task_flags(builtin_only=True).items():
+        declared[flag] = {id(o) for name in names if (c := task_class(name)) for o in c.options if o.flag == flag}
+    assert {flag: len(ids) for flag, ids in declared.items() if len(ids) > 1} == {}
+
+
 @pytest.mark.slow
 def test_a_study_checks_its_task_flags_before_any_cell(plugin, tmp_path):
     def check(head: str) -> str:

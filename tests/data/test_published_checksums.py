@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchbox.comparison.sources import resolve_sources
-from benchbox.data.root import EMBEDDED_ROOT, known_files, sha256_file
+from benchbox.data.root import EMBEDDED_ROOT, known_files
+from benchbox.storage.checksums import sha256_file
 from benchbox.reports.provenance import options_table
 from benchbox.storage.runs import MANIFEST
 

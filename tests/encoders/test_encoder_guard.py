@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from tests.core.test_hostile_inputs import (
     DIM, ToyGrounded, _plugin, _retrieval, features_file, files_under, registered_meanwhile, run_cli,
 )

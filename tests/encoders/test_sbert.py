@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchbox import load_encoder
-from benchbox.encoder_loading import record_without_loading
+from benchbox.encoding.loading import record_without_loading
 from benchbox.encoders.sbert import SBertEncoder, digest_folder
 from benchbox.storage.identity import encoder_record
 from benchbox.errors import BenchboxError

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.cli import app, main
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.reports import write_report

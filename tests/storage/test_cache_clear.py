@@ -53,7 +53,7 @@ def test_model_folder_is_refused_and_kept(tmp_path, capsys):
 
 
 def test_model_folder_clears_only_its_embeddings(tmp_path, capsys):
-    from benchbox.encoder_loading import load_encoder
+    from benchbox.encoding.loading import load_encoder
     from benchbox.storage.identity import cache_key
 
     cache_dir = tmp_path / "cache"

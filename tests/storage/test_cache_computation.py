@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbox.encoder_loading import load_encoder
+from benchbox.encoding.loading import load_encoder
 from benchbox.registry import ENCODERS
 from benchbox.storage.cache import encoder_folders
 from tests.storage.test_run_identity import Hashed

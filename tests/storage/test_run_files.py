@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchbox.cli import app
-from benchbox.data.root import sha256_file
+from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
 from benchbox.storage.runs import Run
 from tests.comparison.test_compare import make_run

@@ -82,7 +82,7 @@ def empty(tmp_path):
 
 
 def _eval(spec, runs: Path, data: Path, tasks=("stsb-cosine",), cache=False, **encoder_options):
-    from benchbox.encoder_loading import load_encoder
+    from benchbox.encoding.loading import load_encoder
 
     encoder = load_encoder(spec, **encoder_options)
     return run_tasks(encoder, list(tasks), data_dir=data, options=OPTIONS, cache=cache).save(runs)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchbox.data.root import DataRoot
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.stats import wilson_ci

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchbox.data.root import DataRoot
-from benchbox.encoder import Encoder, ImageTextEncoder
+from benchbox.encoding.protocol import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import load_encoder, run_tasks
 from benchbox.stats import wilson_ci

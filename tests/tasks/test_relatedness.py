@@ -11,7 +11,7 @@ import torch
 from scipy.stats import pearsonr
 
 from benchbox.data.root import DataRoot
-from benchbox.encoder import Encoder
+from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.task import EvalContext
 from benchbox.device import resolve_device

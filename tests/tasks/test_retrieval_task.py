@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from benchbox import run_tasks
-from benchbox.encoder import ImageTextEncoder
+from benchbox.encoding.protocol import ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.data.image_features import save_features
 from benchbox.stats import wilson_ci

@@ -258,7 +258,7 @@ def test_structure_coco_follows_the_karpathy_list_order(root):
 
 
 def test_grounded_encoder_also_gets_rho_vis_of_its_own_image_side(root, tmp_path):
-    from benchbox.encoder import ImageTextEncoder
+    from benchbox.encoding.protocol import ImageTextEncoder
     from benchbox.task_options import TaskOptions
 
     words = word_encoder(0, 0.5)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from benchbox.encoders.char_rnn import best_snapshots
+from benchbox.errors import BenchboxError
 from benchbox.training.config import TrainConfig
 from benchbox.training.data import SplitData, TrainingData, random_anchors
 from benchbox.training.distributed import Distributed
@@ -78,6 +79,17 @@ def test_run_manifest_writes_only_as_writer(tmp_path):
     assert written["finished"] >= written["created"]
     manifest.reopen()
     assert len(manifest.fields["resumed"]) == 1
+
+
+def test_resuming_a_run_whose_manifest_is_damaged_is_one_line_naming_it(tmp_path):
+    """The training manifest is read back as every run manifest is (``Run.manifest``), not as raw JSON, whose
+    decoding error ended a resume with a traceback."""
+    (tmp_path / "manifest.json").write_text('{"kind": "train", "status": "runn')
+    with pytest.raises(BenchboxError, match=r"unreadable run manifest .*manifest.json"):
+        RunManifest(tmp_path).reopen()
+    (tmp_path / "manifest.json").write_text('["kind", "train"]')
+    with pytest.raises(BenchboxError, match="not a JSON object"):
+        RunManifest(tmp_path).reopen()
 
 
 def test_single_process_share_is_every_row():

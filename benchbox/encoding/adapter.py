@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchbox.embedding_checks import check_encoder_output
-from benchbox.encoder import Encoder, encoder_call, validate_sentences
+from benchbox.encoding.protocol import Encoder, encoder_call, validate_sentences
 from benchbox.errors import BenchboxError
 from benchbox.registry import PluginWarning
 

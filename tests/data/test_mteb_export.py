@@ -1,4 +1,4 @@
-"""``benchbox export mteb`` (benchbox.storage.mteb_export): a run's scores as mteb result files, read back by
+"""``benchbox export mteb`` (benchbox.data.mteb_export): a run's scores as mteb result files, read back by
 ``mteb:PATH`` with the same scores (no mteb needed) and by mteb's own loaders (skipped without mteb:
 ``pip install benchbox[mteb]``); a task evaluated otherwise than MTEB does is skipped, a file is never
 overwritten. On the embedded STS-B and SICK test sets, and on a made-up STS12."""
@@ -14,7 +14,7 @@ from benchbox.data.mteb_results import read_results
 from benchbox.data.mteb_tasks import BY_NAME, MTEB_VERSION
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
-from benchbox.storage.mteb_export import export_run
+from benchbox.data.mteb_export import export_run
 from benchbox.storage.runs import Run
 from benchbox.task_options import TaskOptions
 from benchbox.tasks.sts import STS12

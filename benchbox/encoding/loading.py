@@ -3,7 +3,7 @@
 In this order (the first that applies wins):
 
 1. an :class:`Encoder` instance: itself; any other object with ``encode`` or a plain callable: adapted
-   (:func:`benchbox.encoder_adapter.as_encoder`);
+   (:func:`benchbox.encoding.adapter.as_encoder`);
 2. a registry name, plain (``glove-bow``) or qualified by its providing distribution
    (``benchbox-toyplugin:tfidf``), see :mod:`benchbox.registry`;
 3. an existing trained-model folder (a training run or checkpoint folder whose manifest names its encoder);
@@ -14,7 +14,7 @@ In this order (the first that applies wins):
    module attribute instead.
 
 A registered entry follows the same class / object / callable rule. Everything that is not an
-:class:`Encoder` is adapted (contract and caching policy: :mod:`benchbox.encoder_adapter`).
+:class:`Encoder` is adapted (contract and caching policy: :mod:`benchbox.encoding.adapter`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from benchbox.encoder import Encoder, encoder_call, fingerprint_of
-from benchbox.encoder_adapter import as_encoder, describe
-from benchbox.encoder_options import typed_options
+from benchbox.encoding.protocol import Encoder, encoder_call, fingerprint_of
+from benchbox.encoding.adapter import as_encoder, describe
+from benchbox.encoding.options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import attach_build, build_of, built_record
 from benchbox.registry import ENCODERS, import_attribute
@@ -111,7 +111,7 @@ def instantiate(obj: Any, spec: str, kwargs: dict[str, Any], default_name: str |
                 source: str | None = None) -> Encoder:
     """An encoder from what ``spec`` refers to: a class is called with ``kwargs``, an object or callable is
     used (and adapted unless it is an :class:`Encoder`); its build (``source``, default ``spec``; class;
-    options, typed by the class' signature: :mod:`benchbox.encoder_options`) is attached
+    options, typed by the class' signature: :mod:`benchbox.encoding.options`) is attached
     (:mod:`benchbox.storage.identity`)."""
     if isinstance(obj, type):
         kwargs = typed_options(obj, kwargs, spec)

@@ -1,0 +1,73 @@
+"""docs/plugins.md checked against the code: the keys a ``[[task]]`` table takes (the TOML loader's model), the
+worked custom metric (the listing is docs/examples/custom_metric.py), ``PairedKind.test``'s signature and
+``RowTest``'s fields, and what the plugin kit reports on the broken plugin (its output, run now)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+from benchbox.paired_tests import PairedKind, RowTest
+from benchbox.tasks.declarative import BASES, DeclaredTask
+from benchbox.testing import check_encoder, check_task
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+
+
+def table_after(heading: str) -> list[list[str]]:
+    """The cells of the markdown table that follows the line starting with ``heading``."""
+    lines = DOC[DOC.index(heading):].splitlines()[1:]
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def code_block(containing: str, language: str = "python") -> str:
+    """The fenced block of ``language`` that holds ``containing``."""
+    blocks = re.findall(rf"```{language}\n(.*?)```", DOC, re.S)
+    return next(block for block in blocks if containing in block)
+
+
+def test_the_toml_keys_table_lists_the_loaders_keys_in_order_with_what_is_required():
+    rows = table_after("The keys of a `[[task]]` table")
+    assert [row[0].strip("`") for row in rows] == list(DeclaredTask.model_fields)
+    assert {row[0].strip("`"): row[1] == "yes" for row in rows} == {
+        name: field.is_required() for name, field in DeclaredTask.model_fields.items()}
+    base = next(row[2] for row in rows if row[0] == "`base`")
+    assert re.findall(r"`([a-z-]+)`", base) == list(BASES)
+
+
+def test_the_worked_custom_metric_is_the_example_file():
+    example = (ROOT / "docs" / "examples" / "custom_metric.py").read_text(encoding="utf-8")
+    assert code_block("class ParaphraseAP") == example[example.index("from __future__"):]
+
+
+def test_the_paired_kind_contract_is_the_codes():
+    documented = code_block("def test(self, pair").strip()
+    signature = str(inspect.signature(PairedKind.test)).replace("'", "")
+    assert documented == f"def test{signature}"
+    fields = [row[0].strip("`") for row in table_after("Return None when there is nothing to test")]
+    assert fields == [field.name for field in dataclasses.fields(RowTest)]
+
+
+def test_the_kit_output_shown_is_what_the_kit_reports():
+    from benchbox_badplugin.nonconforming import NoItems
+
+    shown = code_block("does not conform", "text")
+    reports = []
+    for check, target in ((check_encoder, "benchbox_badplugin.nonconforming:HalfPrecision"), (check_task, NoItems)):
+        with pytest.raises(AssertionError) as raised, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check(target)
+        reports.append(str(raised.value))
+    assert shown == "\n\n".join(reports) + "\n"
