@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.results import load_runs
@@ -18,7 +19,7 @@ from benchbox.paired_tests import KINDS
 from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.senteval_data import read_sick
 from tests.helpers import LetterCounts
-from tests.core.test_hostile_inputs import SHARED_DATA, STS12
+from tests.core.test_hostile_inputs import STS12
 
 SICK_TEST = Path(__file__).resolve().parents[2] / "benchbox/data/embedded/senteval/downstream/SICK/SICK_test_annotated.txt"
 
@@ -29,10 +30,11 @@ def one_line(caught: pytest.ExceptionInfo) -> str:
     return message
 
 
-def sts12_root(tmp_path: Path, constant_gold: str | None = None) -> Path:
-    """A data root with a copy of the real STS12; ``constant_gold``: every score of MSRpar set to it."""
+def sts12_root(tmp_path: Path, data_root: DataRoot, constant_gold: str | None = None) -> Path:
+    """A data root with a copy of the real STS12 (of the real data root ``data_root``); ``constant_gold``: every
+    score of MSRpar set to it."""
     folder = tmp_path / "root" / STS12
-    shutil.copytree(SHARED_DATA / STS12, folder)
+    shutil.copytree(data_root.root / STS12, folder)
     if constant_gold is not None:
         gold = folder / "STS.gs.MSRpar.txt"
         gold.write_text("".join(f"{constant_gold}\n" if line.strip() else "\n"
@@ -40,17 +42,17 @@ def sts12_root(tmp_path: Path, constant_gold: str | None = None) -> Path:
     return tmp_path / "root"
 
 
-def test_sts_gold_file_with_all_scores_equal_is_refused_naming_task_and_file(tmp_path):
+def test_sts_gold_file_with_all_scores_equal_is_refused_naming_task_and_file(tmp_path, data_root):
     # before: pearson "—" for MSRpar, a finite pearson_mean interval and MSRpar pooled in, exit 0
     with pytest.raises(BenchboxError) as caught:
-        run_tasks(LetterCounts(), ["sts12"], data_dir=sts12_root(tmp_path, "3.000"), cache=False)
+        run_tasks(LetterCounts(), ["sts12"], data_dir=sts12_root(tmp_path, data_root, "3.000"), cache=False)
     message = one_line(caught)
     assert message.startswith("task sts12, subset MSRpar (data file STS.gs.MSRpar.txt, STS.input.MSRpar.txt)")
     assert "all 750 items have gold 3.0" in message and "fix the data file" in message
 
 
-def test_real_sts12_with_ties_in_gold_is_scored(tmp_path):
-    evaluation = run_tasks(LetterCounts(), ["sts12"], data_dir=sts12_root(tmp_path), cache=False)
+def test_real_sts12_with_ties_in_gold_is_scored(tmp_path, data_root):
+    evaluation = run_tasks(LetterCounts(), ["sts12"], data_dir=sts12_root(tmp_path, data_root), cache=False)
     assert {r.subset for r in evaluation.records} >= {"MSRpar", "SMTeuroparl", "all"}
 
 
