@@ -82,23 +82,38 @@ def protocol_of(source: Source) -> str:
 
 def group_models(sources: list[Source], *, all_runs: bool = False) -> list[Model]:
     """The leaderboard's rows (module docstring), in order of first appearance; ``all_runs``: one per run."""
-    by_created = sorted((s for s in sources if not s.is_reference), key=lambda s: (s.run.record.created or "", s.run.run_id))
-    models: dict[str, Model] = {}
+    protocols = {id(s): protocol_of(s) for s in sources if not s.is_reference}
+    grouped: dict[tuple[str, str | None], str] = {}  # (protocol, config key) → seed group name
     if not all_runs:
-        for name, members in seed_groups(sources).items():
-            labels = {m.label.split(" #")[0] for m in members}
-            shown = labels.pop() if len(labels) == 1 else name
-            models[members[0].config_key] = Model(f"{shown} ({len({m.fingerprint for m in members})} seeds)",
-                                                  protocol=protocol_of(members[0]), claim_name=name)
-    for s in sources:
+        for protocol in dict.fromkeys(protocols.values()):
+            for name, members in seed_groups([s for s in sources if protocols.get(id(s)) == protocol]).items():
+                grouped[(protocol, members[0].config_key)] = name
+
+    def key(s: Source) -> tuple[Any, ...]:
         if s.is_reference:
-            models[f"published:{s.origin}"] = Model(s.label, published=s, protocol=PUBLISHED, claim_name=s.label)
+            return (PUBLISHED, s.origin)
+        if all_runs:
+            return (s.run.run_id,)
+        group = (protocols[id(s)], s.config_key)
+        return group if group in grouped else (*group, s.fingerprint)
+
+    models: dict[tuple[Any, ...], Model] = {}
+    for s in sources:
+        k = key(s)
+        if k in models:
             continue
-        key = s.run.run_id if all_runs else (s.config_key if s.config_key in models else f"{s.config_key}|{s.fingerprint}")
-        models.setdefault(key, Model(s.label, protocol=protocol_of(s), claim_name=s.label))
-    for s in by_created:
-        key = s.run.run_id if all_runs else (s.config_key if s.config_key in models else f"{s.config_key}|{s.fingerprint}")
-        models[key].seeds.setdefault(s.fingerprint or s.run.run_id, []).append(s)
+        if s.is_reference:
+            models[k] = Model(s.label, published=s, protocol=PUBLISHED, claim_name=s.label)
+        elif k in grouped:
+            members = [m for m in sources if not m.is_reference and key(m) == k]
+            labels = {m.label.split(" #")[0] for m in members}
+            seeds = len({m.fingerprint for m in members})
+            shown = f"{labels.pop()} ({seeds} seeds)" if len(labels) == 1 else grouped[k]
+            models[k] = Model(shown, protocol=protocols[id(s)], claim_name=grouped[k])
+        else:
+            models[k] = Model(s.label, protocol=protocols[id(s)], claim_name=s.label)
+    for s in sorted((s for s in sources if not s.is_reference), key=lambda s: (s.run.record.created or "", s.run.run_id)):
+        models[key(s)].seeds.setdefault(s.fingerprint or s.run.run_id, []).append(s)
     return list(models.values())
 
 
@@ -344,6 +359,7 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
     for model in models:
         row: dict[str, Any] = {"model": model.name, "protocol": model.protocol, "paired": not model.unpaired,
                                "seeds": len(model.seeds) if not model.unpaired else 0,
+                               "runs": " ".join(s.run.run_id for s in model.newest()),
                                "citation": model.published.citation if model.unpaired else ""}
         for task in shown:
             cell = cells[task].get(model.name, {})
