@@ -41,7 +41,9 @@ def _csv(capsys, *args):
 def test_seeds_of_one_model_are_one_row_with_their_mean_and_spread(seeded, capsys):
     """Bug: three seeds of one model were three rows (the leaderboard keyed models by fingerprint)."""
     runs, _, seeds, _ = seeded
-    board = _csv(capsys, str(runs)).set_index("model")  # options the leaderboard had before: fails there
+    board = _csv(capsys, str(runs))  # options the leaderboard had before: fails there
+    assert len(board) == 3  # was 5: one row per seed
+    board = board.set_index("model")
     assert sorted(board.index) == ["bad", "good", "gru (3 seeds)"]
     values = [Run.open(s).metrics.query("metric == 'pearson_mean'")["value"].iloc[0] for s in seeds]
     gru = board.loc["gru (3 seeds)"]
@@ -132,7 +134,9 @@ def _declared_runs(declared):
 def test_a_main_score_recorded_per_subset_is_shown_through_its_mean(declared, capsys):
     """Bug: a plugin pair task scored per subset (AUC on each, no overall subset) disappeared from the table."""
     folders = _declared_runs(declared)
-    board = _csv(capsys, str(declared / "runs")).set_index("model")
+    board = _csv(capsys, str(declared / "runs"))
+    assert "lb-pairs" in board.columns  # was missing: no subset "all" or "test" held its AUC
+    board = board.set_index("model")
     for folder in folders:
         metrics = Run.open(folder).metrics.query("task == 'lb-pairs' and metric == 'auc'")
         assert sorted(metrics["subset"]) == ["forum", "news"]
