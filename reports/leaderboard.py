@@ -48,8 +48,8 @@ def cell(row: pd.Series, task: str, spec: MetricSpec) -> str:
 
 
 def model_text(row: pd.Series) -> str:
-    seeds = f", {int(row['seeds'])} seeds" if row["seeds"] > 1 else ""
-    return row["model"] + seeds if row["paired"] else f"{row['model']} ({UNPAIRED})"
+    """The model's name (a seed group's says its seeds), published numbers labelled unpaired."""
+    return row["model"] if row["paired"] else f"{row['model']} ({UNPAIRED})"
 
 
 def pipe_table(headers: list[str], rows: list[list[str]]) -> str:
