@@ -58,7 +58,7 @@ def test_the_page_sorts_and_draws_rank_intervals_in_headless_chromium(page_file)
         page.evaluate("document.querySelectorAll('#leaderboard thead button')[1].click()")  # model, ascending
         published = "file:<img src=x onerror=window.__xss=1> (unpaired (published))"
         assert page.evaluate(first) == ["bad", published, "good", "gru (3 seeds)"]
-        assert page.evaluate("document.querySelectorAll('#leaderboard thead th')[1].getAttribute('aria-sort')") == \
+        assert page.evaluate("document.querySelectorAll('#leaderboard thead th')[2].getAttribute('aria-sort')") == \
             "ascending"
         page.evaluate("document.querySelectorAll('#leaderboard thead button')[0].click()")  # rank, ascending
         page.evaluate("document.querySelectorAll('#leaderboard thead button')[0].click()")  # then descending
