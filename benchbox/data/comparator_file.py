@@ -80,31 +80,33 @@ def _row(entry: Any, where: str) -> dict[str, Any]:
             "metric": metric, "value": value, "ci_low": low, "ci_high": high, "n": int(n)}
 
 
-def read_comparators(path: str | os.PathLike) -> dict[str, Comparator]:
-    """The comparators of a file (module docstring), ``file:<name>`` → :class:`Comparator`, in file order."""
+def read_comparators(path: str | os.PathLike, named_by: str = "--comparators") -> dict[str, Comparator]:
+    """The comparators of a file (module docstring), ``file:<name>`` → :class:`Comparator`, in file order;
+    ``named_by``: what named the file, as errors say it."""
     path = Path(path)
     try:
         spec = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BenchboxError(f"--comparators {path}: no such file") from None
+        raise BenchboxError(f"{named_by} {path}: no such file") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BenchboxError(f"--comparators {path}: not a readable TOML file ({exc})") from None
+        raise BenchboxError(f"{named_by} {path}: not a readable TOML file ({exc})") from None
+    where = f"{named_by} {path}"
     entries = spec.get("comparator")
     extra = sorted(set(spec) - {"comparator"})
     if not isinstance(entries, list) or not entries or extra:
-        raise BenchboxError(f"{path}: write one [[comparator]] table per published number (found "
+        raise BenchboxError(f"{where}: write one [[comparator]] table per published number (found "
                             f"{', '.join(sorted(spec)) or 'nothing'})")
-    rows = pd.DataFrame([_row(entry, f"{path}, comparator {i}") for i, entry in enumerate(entries, 1)])
+    rows = pd.DataFrame([_row(entry, f"{where}, comparator {i}") for i, entry in enumerate(entries, 1)])
     comparators = {}
     for name, group in rows.groupby("model", sort=False):
         citations = list(dict.fromkeys(group["citation"]))
         if len(citations) > 1:
-            raise BenchboxError(f"{path}: comparator {name} has {len(citations)} citations; give each of its "
+            raise BenchboxError(f"{where}: comparator {name} has {len(citations)} citations; give each of its "
                                 "entries the same citation, or name them apart")
         repeated = group.duplicated(["task", "subset", "metric"])
         if repeated.any():
             first = group[repeated].iloc[0]
-            raise BenchboxError(f"{path}: comparator {name} gives {first['task']}/{first['subset']} "
+            raise BenchboxError(f"{where}: comparator {name} gives {first['task']}/{first['subset']} "
                                 f"{first['metric']} twice; keep one")
         comparators[PREFIX + str(name)] = Comparator(str(path), str(name), citations[0], metric_rows,
                                                      frame=group[["model", *METRIC_COLUMNS]].reset_index(drop=True))
