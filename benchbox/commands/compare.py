@@ -38,6 +38,7 @@ def compare_command(
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
     pooling: Annotated[str, typer.Option(help="Between-row variance of the pooled claim effect: dl (DerSimonian-Laird) or pm (Paule-Mandel).")] = "dl",
+    comparators: Annotated[Optional[Path], typer.Option("--comparators", metavar="FILE.toml", help="Published numbers to compare with, as unpaired rows ([[comparator]] entries: name, citation, task, metric, value, n; docs/guide.md#comparators-from-a-file).")] = None,
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", metavar="NAME=RUN,RUN", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: csv_option("Write the comparison table as CSV (and the claims beside it, NAME.claims.csv; not on standard output)") = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
@@ -61,12 +62,19 @@ def compare_command(
     for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
         check_output_file(path, option)
     names, task_options = parse_task_arguments(task or [])
+    published = []
+    if comparators is not None:  # read and checked before anything is evaluated
+        from benchbox.comparison.sources import comparator_sources
+        from benchbox.data.comparator_file import read_comparators
+
+        published = comparator_sources(read_comparators(comparators))
     options = TaskOptions(seed=seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, test=test,
                          correction=correction, n_boot=test_resamples, seed=seed, options=options, log=log,
                          family=family, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          pooling=pooling, seeds=parse_seed_groups(seeds or []), rerun=rerun,
-                         item_dependence=item_dependence, allow_data_mismatch=allow_data_mismatch)
+                         item_dependence=item_dependence, allow_data_mismatch=allow_data_mismatch,
+                         published=published)
     for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:

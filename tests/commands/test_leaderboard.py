@@ -207,3 +207,18 @@ def test_a_bad_comparators_file_is_one_line(seeded, capsys, tmp_path, change, me
     code, out, err = cli(capsys, "leaderboard", str(runs), "--comparators", str(tmp_path / "published.toml"))
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_published_numbers_from_a_file_join_compare_as_approximate_rows(seeded, capsys, tmp_path):
+    _, good, _, bad = seeded
+    (tmp_path / "published.toml").write_text(
+        '[[comparator]]\nname = "smith2024/sif"\ncitation = "Smith et al. (2024)"\ntask = "sts12"\n'
+        'metric = "pearson"\nsubset = "MSRvid"\nvalue = 0.7\nn = 150\n')
+    code, out, err = cli(capsys, "compare", str(good), str(bad), "--comparators", str(tmp_path / "published.toml"),
+                         "--test-resamples", "50", "--json", "-")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["models"] == ["good", "bad", "file:smith2024/sif"]
+    rows = [r for r in payload["comparisons"] if r["model_b"] == "file:smith2024/sif"]
+    assert {(r["model_a"], r["subset"], r["approximate"]) for r in rows} == {("good", "MSRvid", True),
+                                                                            ("bad", "MSRvid", True)}
