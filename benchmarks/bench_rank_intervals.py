@@ -102,7 +102,7 @@ def group_misses(true_r: list[float], replicates: int, resamples: int, seed: int
         with tempfile.TemporaryDirectory() as tmp:
             write_replicate(simulate(true_r, rng), Path(tmp))
             board = build(load_sources([tmp]), settings=Settings(resamples, seed + i, "all")).frame
-        below = set(board.loc[board["group"] == BELOW_BEST, "model"]) & best
+        below = set(board.loc[board["group"] == BELOW_BEST, "label"]) & best
         missed += len(below)
         any_missed += bool(below)
     return missed / (replicates * len(best)), any_missed / replicates, len(best)

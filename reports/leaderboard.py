@@ -49,7 +49,7 @@ def cell(row: pd.Series, task: str, spec: MetricSpec) -> str:
 
 def model_text(row: pd.Series) -> str:
     """The model's name (a seed group's says its seeds), published numbers labelled unpaired."""
-    return row["model"] if row["paired"] else f"{row['model']} ({UNPAIRED})"
+    return row["label"] if row["paired"] else f"{row['label']} ({UNPAIRED})"
 
 
 def pipe_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -82,7 +82,7 @@ def html_page(board: Board, specs: dict[str, MetricSpec]) -> str:
     most = int(ranked.max()) if len(ranked) else 1
     rows = []
     for (_, row), cells in zip(frame.iterrows(), text_rows(board, specs)):
-        sort_keys = [row["rank"], row["model"], row["protocol"], *(row[c.task] for c in board.columns),
+        sort_keys = [row["rank"], row["label"], row["protocol"], *(row[c.task] for c in board.columns),
                      row["overall"], row["borda"], row["group"]]
         bar = None
         if not _missing(row["rank"]):

@@ -357,7 +357,8 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
     scaled = [t for t in overall_tasks if specs[t].unit in COMMON_SCALE and specs[t].higher_is_better]
     rows = []
     for model in models:
-        row: dict[str, Any] = {"model": model.name, "protocol": model.protocol, "paired": not model.unpaired,
+        row: dict[str, Any] = {"label": model.name, "fingerprint": " ".join(model.seeds) if not model.unpaired else "",
+                               "protocol": model.protocol, "paired": not model.unpaired,
                                "seeds": len(model.seeds) if not model.unpaired else 0,
                                "runs": " ".join(s.run.run_id for s in model.newest()),
                                "citation": model.published.citation if model.unpaired else ""}
@@ -369,6 +370,8 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
         row["overall"] = float(np.mean(values)) if scaled and not np.isnan(values).any() else np.nan
         rows.append(row)
     frame = pd.DataFrame(rows)
+    if all_runs:  # one row per run: its id, as before seeds were grouped
+        frame.insert(3, "run_id", frame["runs"])
     for name in ("overall_low", "overall_high", "borda", "borda_low", "borda_high", "borda_rank", "rank",
                  "rank_low", "rank_high"):
         frame[name] = np.nan

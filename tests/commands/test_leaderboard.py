@@ -43,7 +43,7 @@ def test_seeds_of_one_model_are_one_row_with_their_mean_and_spread(seeded, capsy
     runs, _, seeds, _ = seeded
     board = _csv(capsys, str(runs))  # options the leaderboard had before: fails there
     assert len(board) == 3  # was 5: one row per seed
-    board = board.set_index("model")
+    board = board.set_index("label")
     assert sorted(board.index) == ["bad", "good", "gru (3 seeds)"]
     values = [Run.open(s).metrics.query("metric == 'pearson_mean'")["value"].iloc[0] for s in seeds]
     gru = board.loc["gru (3 seeds)"]
@@ -56,7 +56,7 @@ def test_ranks_intervals_and_groups_over_the_chosen_tasks(seeded, capsys, tmp_pa
     runs, *_ = seeded
     out = tmp_path / "board.json"
     board = _csv(capsys, str(runs), *FAST, "--group", "all", "-t", "sts12", "-t", "mr", "--json", str(out))
-    assert board["model"].tolist() == ["good", "gru (3 seeds)", "bad"]  # sorted by the overall score
+    assert board["label"].tolist() == ["good", "gru (3 seeds)", "bad"]  # sorted by the overall score
     assert board["rank"].tolist() == [1, 2, 3] and (board["rank_low"] <= board["rank"]).all()
     assert (board["rank"] <= board["rank_high"]).all()
     expected = (board["sts12"] + board["mr"] / 100) / 2  # the common scale: r as r, % as a proportion
@@ -136,7 +136,7 @@ def test_a_main_score_recorded_per_subset_is_shown_through_its_mean(declared, ca
     folders = _declared_runs(declared)
     board = _csv(capsys, str(declared / "runs"))
     assert "lb-pairs" in board.columns  # was missing: no subset "all" or "test" held its AUC
-    board = board.set_index("model")
+    board = board.set_index("label")
     for folder in folders:
         metrics = Run.open(folder).metrics.query("task == 'lb-pairs' and metric == 'auc'")
         assert sorted(metrics["subset"]) == ["forum", "news"]
@@ -185,7 +185,7 @@ def test_published_numbers_from_a_file_are_unpaired_rows(seeded, capsys, tmp_pat
     (tmp_path / "published.toml").write_text(COMPARATORS)
     board = _csv(capsys, str(runs), *FAST, "--group", "all", "-t", "sts12", "-t", "mr", "--comparators",
                  str(tmp_path / "published.toml"))
-    row = board.set_index("model").loc["file:smith2024/sif"]
+    row = board.set_index("label").loc["file:smith2024/sif"]
     assert not row["paired"] and row["protocol"] == "published" and row["citation"].startswith("Smith et al.")
     assert row["sts12"] == 0.55 and row["sts12_low"] == 0.50 and row["mr"] == 77.0
     assert row["overall"] == pytest.approx((0.55 + 0.77) / 2) and np.isnan(row["rank"]) and np.isnan(row["borda"])

@@ -157,7 +157,7 @@ def test_runs_and_leaderboard_json_are_strict(runs, tmp_path):
     board = strict(proc.stdout)
     assert [c["task"] for c in board["columns"]] == TASKS
     assert [c["metric"] for c in board["columns"]] == [TASK_REGISTRY.get(t).main_score for t in TASKS]
-    assert {r["model"] for r in board["rows"]} == {"glove-bow", "letter-counts", "Shifted counts"}
+    assert {r["label"] for r in board["rows"]} == {"glove-bow", "letter-counts", "Shifted counts"}
 
 
 # ------------------------------------------------------------------ stdout, paths, quiet
@@ -171,7 +171,7 @@ def test_json_dash_gives_only_json_on_stdout_and_no_file(runs, tmp_path, monkeyp
         assert result.exit_code == 0, result.output
         assert strict(result.stdout)["schema_version"] == SCHEMA_VERSION
     result = runner.invoke(app, ["leaderboard", str(root / "runs"), "--csv", "-"])
-    assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("model,protocol,paired,seeds,runs,citation,stsb-cosine,")
+    assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("label,fingerprint,protocol,paired,seeds,runs,citation,stsb-cosine,")
     assert not (tmp_path / "-").exists()
 
 
