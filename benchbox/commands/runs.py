@@ -16,7 +16,7 @@ from benchbox.storage.atomic import atomic_path
 from benchbox.console import log, out, results_to_stderr, set_quiet
 from benchbox.errors import BenchboxError
 from benchbox.commands.options import QUIET, SEED, csv_option, html_option, in_range, json_option
-from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
+from benchbox.options import DEFAULT_GROUP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.storage.jsonio import SCHEMA_VERSION, frame_records, to_stdout, write_json
 from benchbox.storage.outdir import check_output_file
 
@@ -82,7 +82,7 @@ def runs_command(runs: RunsDir = None, skip_bad: SkipBad = False, csv: csv_optio
 def leaderboard_command(
     runs: Annotated[Optional[list[str]], typer.Argument(help="Run folders, folders of runs or paper:<paper>/<model> (default: runs).")] = None,
     task: Annotated[Optional[list[str]], typer.Option("--task", "-t", metavar="TASK", help="Task column to show, in this order; repeatable (default: every task).")] = None,
-    group: Annotated[str, typer.Option("--group", help="Task group of the overall score and the ranks (a group name, or all: every task shown); without any of its tasks, every task shown.")] = "semantic",
+    group: Annotated[str, typer.Option("--group", help="Task group of the overall score and the ranks (a group name, or all: every task shown); without any of its tasks, every task shown.")] = DEFAULT_GROUP,
     comparators: Annotated[Optional[Path], typer.Option("--comparators", metavar="FILE.toml", help="Published numbers to add as unpaired rows ([[comparator]] entries: name, citation, task, metric, value, n; docs/guide.md#comparators-from-a-file).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", help="Replicates of the joint paired bootstrap of items and seeds behind every interval and rank.", callback=in_range(2))] = DEFAULT_RESAMPLES,
     seed: SEED = DEFAULT_SEED,

@@ -33,6 +33,7 @@ from benchbox import ranking
 from benchbox.comparison.resampled_scores import PER_SUBSET, resampled_score, strata_and_clusters
 from benchbox.comparison.sources import Source, known_tasks, seed_groups
 from benchbox.errors import BenchboxError
+from benchbox.options import DEFAULT_GROUP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.task_metadata import KnownTasks
 
 #: the headline subsets of a task, in order of preference
@@ -187,9 +188,9 @@ def load_sources(paths: list[str | os.PathLike], *, errors: str = "raise") -> li
 class Settings:
     """The resampling's size and seed, the group the overall score is over, and the interval level."""
 
-    n_boot: int = 1000
-    seed: int = 1111
-    group: str = "semantic"
+    n_boot: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    group: str = DEFAULT_GROUP
     level: float = ranking.LEVEL
 
 
