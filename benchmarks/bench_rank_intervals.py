@@ -114,6 +114,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=500)
     parser.add_argument("--group-replicates", type=int, default=200)
     parser.add_argument("--group-resamples", type=int, default=200)
+    parser.add_argument("--group-designs", default="crowded,tied top", help="designs of the significance-group part")
     parser.add_argument("--seed", type=int, default=45)
     args = parser.parse_args()
     print(f"rank intervals: {args.replicates} replicates per design, {args.resamples} bootstrap replicates each")
@@ -125,7 +126,7 @@ def main() -> None:
     if args.group_replicates:
         print(f"significance groups: {args.group_replicates} replicates per design through the leaderboard "
               f"(claims of compare, Holm), {args.group_resamples} bootstrap replicates")
-        for name in ("crowded", "tied top"):
+        for name in args.group_designs.split(","):
             start = time.monotonic()
             share, any_share, count = group_misses(DESIGNS[name], args.group_replicates, args.group_resamples,
                                                    args.seed)
