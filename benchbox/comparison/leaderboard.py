@@ -56,8 +56,6 @@ class Model:
     seeds: dict[str, list[Source]] = field(default_factory=dict)
     published: Source | None = None
     protocol: str = STANDARD
-    #: its name in the claims (:func:`benchbox.comparison.claims._models`): a seed group's or the run's label
-    claim_name: str = ""
 
     @property
     def unpaired(self) -> bool:
@@ -84,11 +82,11 @@ def protocol_of(source: Source) -> str:
 def group_models(sources: list[Source], *, all_runs: bool = False) -> list[Model]:
     """The leaderboard's rows (module docstring), in order of first appearance; ``all_runs``: one per run."""
     protocols = {id(s): protocol_of(s) for s in sources if not s.is_reference}
-    grouped: dict[tuple[str, str | None], str] = {}  # (protocol, config key) → seed group name
+    grouped: set[tuple[str, str | None]] = set()  # (protocol, config key) of the seed groups
     if not all_runs:
         for protocol in dict.fromkeys(protocols.values()):
-            for name, members in seed_groups([s for s in sources if protocols.get(id(s)) == protocol]).items():
-                grouped[(protocol, members[0].config_key)] = name
+            for members in seed_groups([s for s in sources if protocols.get(id(s)) == protocol]).values():
+                grouped.add((protocol, members[0].config_key))
 
     def key(s: Source) -> tuple[Any, ...]:
         if s.is_reference:
@@ -104,15 +102,15 @@ def group_models(sources: list[Source], *, all_runs: bool = False) -> list[Model
         if k in models:
             continue
         if s.is_reference:
-            models[k] = Model(s.label, published=s, protocol=PUBLISHED, claim_name=s.label)
+            models[k] = Model(s.label, published=s, protocol=PUBLISHED)
         elif k in grouped:
             members = [m for m in sources if not m.is_reference and key(m) == k]
             labels = {m.label.split(" #")[0] for m in members}
             seeds = len({m.fingerprint for m in members})
-            shown = f"{labels.pop()} ({seeds} seeds)" if len(labels) == 1 else grouped[k]
-            models[k] = Model(shown, protocol=protocols[id(s)], claim_name=grouped[k])
+            shown = f"{labels.pop() if len(labels) == 1 else members[0].name} ({seeds} seeds)"
+            models[k] = Model(shown, protocol=protocols[id(s)])
         else:
-            models[k] = Model(s.label, protocol=protocols[id(s)], claim_name=s.label)
+            models[k] = Model(s.label, protocol=protocols[id(s)])
     for s in sorted((s for s in sources if not s.is_reference), key=lambda s: (s.run.record.created or "", s.run.run_id)):
         models[key(s)].seeds.setdefault(s.fingerprint or s.run.run_id, []).append(s)
     return list(models.values())
@@ -220,15 +218,26 @@ def claims_against(sources: list[Source], tasks: list[str], *, n_boot: int, seed
     return found if found is not None else pd.DataFrame(columns=["model_a", "model_b", "verdict"])
 
 
+def claim_names(models: list[Model]) -> dict[str, str]:
+    """Model name → its name in the claims of its newest runs (:func:`benchbox.comparison.claims._models`): the
+    seed group's name the claims give those runs, else the run's label."""
+    runs = [s for m in models for s in m.newest()]
+    grouped = {id(s): name for name, members in seed_groups(runs).items() for s in members}
+    return {m.name: grouped.get(id(m.newest()[0]), m.newest()[0].label) for m in models}
+
+
 def significance_groups(best: Model, others: list[Model], claims: pd.DataFrame) -> dict[str, str]:
     """Model name → its group: ``best``, ``below the best`` (a claim finds the best better), ``not
     distinguishable from the best`` (claims, none significant) or ``no claim`` (none between them)."""
+    names = claim_names([best, *others])
+    top = names[best.name]
     groups = {best.name: BEST}
     for model in others:
-        rows = claims[((claims["model_a"] == best.claim_name) & (claims["model_b"] == model.claim_name))
-                      | ((claims["model_a"] == model.claim_name) & (claims["model_b"] == best.claim_name))]
-        best_better = ((rows["model_a"] == best.claim_name) & (rows["verdict"] == "better")) | (
-            (rows["model_b"] == best.claim_name) & (rows["verdict"] == "worse"))
+        other = names[model.name]
+        rows = claims[((claims["model_a"] == top) & (claims["model_b"] == other))
+                      | ((claims["model_a"] == other) & (claims["model_b"] == top))]
+        best_better = ((rows["model_a"] == top) & (rows["verdict"] == "better")) | (
+            (rows["model_b"] == top) & (rows["verdict"] == "worse"))
         groups[model.name] = NO_CLAIM if rows.empty else BELOW_BEST if best_better.any() else WITH_BEST
     return groups
 

@@ -222,3 +222,13 @@ def test_published_numbers_from_a_file_join_compare_as_approximate_rows(seeded, 
     rows = [r for r in payload["comparisons"] if r["model_b"] == "file:smith2024/sif"]
     assert {(r["model_a"], r["subset"], r["approximate"]) for r in rows} == {("good", "MSRvid", True),
                                                                             ("bad", "MSRvid", True)}
+
+
+def test_a_re_run_seed_counts_once_and_its_model_still_gets_its_claim(seeded, capsys, tmp_path):
+    """A seed evaluated twice (one fingerprint) is one seed, and the model's claim against the best is found
+    under the name the claims give its newest runs (it was "no claim" when the re-run was counted as a seed)."""
+    runs, *_ = seeded
+    make_run(tmp_path, "gru", noise_scale=1.0, rank_shift=2, accuracy=0.8, seed=1)
+    board = _csv(capsys, str(runs), *FAST, "--group", "all", "-t", "sts12", "-t", "mr").set_index("label")
+    assert board.loc["gru (3 seeds)", "seeds"] == 3
+    assert board.loc["gru (3 seeds)", "group"] in ("below the best", "not distinguishable from the best")
