@@ -35,6 +35,7 @@ def compare_command(
     bootstrap: BOOTSTRAP = DEFAULT_RESAMPLES,
     baseline: Annotated[Optional[str], typer.Option(help="Compare every other model with this one only (a label, run folder or encoder name).")] = None,
     allow_protocol_mismatch: Annotated[bool, typer.Option("--allow-protocol-mismatch", help="Compare runs evaluated under different protocol options or on data files with different contents anyway (recorded in the output).")] = False,
+    comparators: Annotated[Optional[Path], typer.Option("--comparators", metavar="FILE.toml", help="Published numbers to compare with, as unpaired rows ([[comparator]] entries: name, citation, task, metric, value, n; docs/guide.md#comparators-from-a-file).")] = None,
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", metavar="NAME=RUN,RUN", help="NAME=RUN,RUN,...: these runs (as given above) are seeds of one model; repeatable.")] = None,
     csv: csv_option("Write the comparison table as CSV (and the claims beside it, NAME.claims.csv; not on standard output)") = None,
     json_path: json_option("Write claims, table, summary and seed variance as JSON:") = None,
@@ -58,11 +59,18 @@ def compare_command(
     for path, option in ((csv, "--csv"), (json_path, "--json")):  # a bad destination fails now, not after the tests
         check_output_file(path, option)
     names, task_options = parse_task_arguments(task or [])
+    published = []
+    if comparators is not None:  # read and checked before anything is evaluated
+        from benchbox.comparison.sources import comparator_sources
+        from benchbox.comparison.comparator_file import read_comparators
+
+        published = comparator_sources(read_comparators(comparators))
     # the seed of the comparison's bootstrap is the seed of the models it evaluates on demand
     options = TaskOptions(seed=settings.seed, bootstrap=bootstrap, task_options=task_options, flags=given_flags(ctx))
     comparison = compare(models, names or None, data_dir=data_dir, runs_dir=runs_dir, settings=settings,
                          options=options, log=log, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
-                         seeds=parse_seed_groups(seeds or []), rerun=rerun, allow_data_mismatch=allow_data_mismatch)
+                         seeds=parse_seed_groups(seeds or []), rerun=rerun, allow_data_mismatch=allow_data_mismatch,
+                         published=published)
     for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:

@@ -140,3 +140,9 @@ def csv_option(help_text: str) -> Any:
     """The ``--csv PATH|-`` option of a command: a file, or ``-`` for standard output."""
     return Annotated[Optional[str], typer.Option("--csv", metavar="PATH|-", help=f"{help_text}; - for standard "
                                                                                 "output.", callback=output_target())]
+
+
+def html_option(help_text: str) -> Any:
+    """The ``--html PATH`` option of a command: a self-contained HTML page written to a file."""
+    return Annotated[Optional[str], typer.Option("--html", metavar="PATH", help=f"{help_text} (self-contained: no "
+                                                                               "network resources).", callback=output_target())]

@@ -350,16 +350,19 @@ def compare(
     rerun: bool = False,
     labels: list[str | None] | None = None,
     allow_data_mismatch: bool | None = None,
+    published: list[Source] | None = None,
 ) -> Comparison:
     """Resolve ``sources`` (run folders or folders of runs, encoder names, ``module:attribute``, model folders,
     ``paper:...``; :func:`benchbox.comparison.sources.resolve_sources`, with ``options``, ``runs_dir``, ``rerun``,
     ``labels``, ``allow_data_mismatch``) and compare them on ``tasks`` (names or groups) with :func:`compare_sources` (the other
-    keywords). The settings were checked when they were made, before anything is evaluated."""
-    if len(sources) < 2 and not any(is_run_collection(spec) for spec in sources):
+    keywords), and ``published``: published numbers not named by a spec (a comparators file,
+    :func:`benchbox.comparison.sources.comparator_sources`), compared as unpaired rows. The settings were checked
+    when they were made, before anything is evaluated."""
+    if len(sources) + len(published or []) < 2 and not any(is_run_collection(spec) for spec in sources):
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     names = [t.name for t in resolve_tasks(tasks)] if tasks else None
     on_demand = OnDemand(data_dir, runs_dir, options or TaskOptions(), cache, rerun, allow_data_mismatch)
-    resolved = resolve_sources(sources, names, on_demand=on_demand, log=log, labels=labels)
+    resolved = resolve_sources(sources, names, on_demand=on_demand, log=log, labels=labels) + (published or [])
     for line in not_seeds(resolved):
         log(line)
     return compare_sources(resolved, names, settings=settings, baseline=baseline,

@@ -204,6 +204,14 @@ def is_reference(spec: str) -> bool:
     return comparators.is_paper(spec) or mteb_results.is_mteb(spec)
 
 
+def comparator_sources(found: dict[str, comparators.Comparator]) -> list[Source]:
+    """Published comparators not built in (a comparators file, :mod:`benchbox.comparison.comparator_file`; an mteb
+    results folder) as sources, by name: numbers without per-item scores, so unpaired rows of compare tables and
+    leaderboards, each labelled by its name."""
+    return [Source(name, comparator.metrics(), citation=comparator.citation, origin=name)
+            for name, comparator in found.items()]
+
+
 @dataclass
 class Pending:
     """A model argument that names an encoder, to be evaluated (or found evaluated) on demand: loaded

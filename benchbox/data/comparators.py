@@ -25,7 +25,7 @@ otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -129,13 +129,19 @@ def wilson_rows(rows: pd.DataFrame, count: str) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Comparator:
-    """Where a published model's numbers are (a table of ``published/`` and its model row) and how its rows
-    become metric rows."""
+    """Where a published model's numbers are (a table of ``published/``, or ``frame``: the rows read from a
+    user's file, :mod:`benchbox.comparison.comparator_file`; and its model row) and how its rows become metric rows."""
 
     table: str
     model: str
     citation: str
     rows: Callable[[pd.DataFrame], pd.DataFrame]
+    frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+
+    def metrics(self) -> pd.DataFrame:
+        """The model's metric rows in benchbox's schema."""
+        rows = table(self.table) if self.frame is None else self.frame
+        return self.rows(rows[rows["model"] == self.model])
 
 
 #: comparator name → its table, model row, citation and reader
@@ -170,8 +176,7 @@ class PaperResult:
 
     @property
     def metrics(self) -> pd.DataFrame:
-        rows = table(self.comparator.table)
-        return self.comparator.rows(rows[rows["model"] == self.comparator.model])
+        return self.comparator.metrics()
 
 
 def is_paper(name: str) -> bool:

@@ -75,6 +75,7 @@ from benchbox.study.progress import Progress, live_table, running_seconds
 from benchbox.study.keys import cell_key, cell_name
 from benchbox.study.opens import build_encoders
 from benchbox.study.plan import plan
+from benchbox.comparison.comparator_file import read_comparators
 from benchbox.study.schema import Scalar, beside, check_meaning, read_study_file, study_data_dir
 from benchbox.study.train import TRAIN_SPEC, TrainSpec, train_spec
 from benchbox.study.warmup import Warmup
@@ -120,6 +121,8 @@ class Study:
     default_out: bool = False
     #: how the study compares its cells' runs (the comparison settings of the [study] table)
     settings: CompareSettings = field(default_factory=CompareSettings)
+    #: published numbers of ``[study] comparators`` (:mod:`benchbox.comparison.comparator_file`), compared as unpaired rows
+    comparators: dict[str, Any] = field(default_factory=dict)
 
 
 def _option_text(value: Scalar) -> str:
@@ -178,8 +181,10 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     if not out:  # a given --out is checked as the option is read
         check_outside_results(out_dir, f"{path}: [study] out" if head.out else "the study folder", folder=True,
                               holds=STUDY)
+    published = read_comparators(beside(path, head.comparators), f"{path}: [study] comparators") if head.comparators else {}
     return Study(path, out_dir, head.tasks, cells, head.baseline, head.jobs or cpu_count(), data_dir, flags,
-                 default_out=not (out or head.out), settings=settings)
+                 default_out=not (out or head.out), settings=settings,
+                 comparators=published)
 
 
 def cell_commands(cell: Cell, study: Study, folder: Path) -> list[tuple[str, list[str]]]:
@@ -517,7 +522,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     from benchbox.comparison import output
     from benchbox.comparison.compare import compare_sources
     from benchbox.reports import write_report
-    from benchbox.comparison.sources import resolve_sources
+    from benchbox.comparison.sources import comparator_sources, resolve_sources
     from benchbox.task import resolve_tasks
 
     baseline = study.baseline
@@ -530,7 +535,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
             groups.setdefault(cell.group, []).append(run)
     seeds = {g: members for g, members in groups.items() if len(members) > 1}
     specs = [f"{label}={run}" for label, run in zip(cell_labels(cells), runs)]
-    sources = resolve_sources(specs, log=log)
+    sources = resolve_sources(specs, log=log) + comparator_sources(study.comparators)
     tasks = [task.name for task in resolve_tasks(study.tasks)]
     comparison = compare_sources(sources, tasks, settings=study.settings, baseline=baseline, seeds=seeds)
     output.write_json(comparison, study.out / "comparison.json")

@@ -68,6 +68,9 @@ class StudyHead(_Table):
                                            "`.gitignore`; `--out` overrides)")] = None
     data_dir: Annotated[StrictStr | None, Field(alias="data-dir", min_length=1, description="the data root, relative "
                                                 "to the study file (default: `$BENCHBOX_DATA`)")] = None
+    comparators: Annotated[StrictStr | None, Field(min_length=1, description="published numbers to compare with, "
+                                                   "relative to the study file: a comparators file (`[[comparator]]` "
+                                                   "entries, as `benchbox leaderboard --comparators`)")] = None
 
 
 class EncoderEntry(_Table):

@@ -37,7 +37,7 @@ def test_leaderboard_over_a_foreign_manifest_is_one_line(spoiled, capsys):
         errors = [line for line in err.splitlines() if line.startswith("error:")]
         assert code == 2 and "Traceback" not in err and len(errors) == 1, err
         assert errors[0] == (f"error: cannot load the run {folder / 'spoiled'}: {folder / 'spoiled' / 'manifest.json'} "
-                             "is not a benchbox run manifest: it names no encoder (its keys: all_runs, columns, rows, "
+                             "is not a benchbox run manifest: it names no encoder (its keys: all_runs, columns, method, rows, "
                              "schema_version); restore it or re-run the evaluation")
     code, out, err = cli(capsys, "leaderboard", str(folder), "--skip-bad")
     assert code == 0 and f"skipped the run {folder / 'spoiled'}: " in err and "| good |" in out

@@ -23,7 +23,8 @@ from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS as TASK_REGISTRY
 from benchbox.storage.jsonio import SCHEMA_VERSION, dumps, write_json
-from benchbox.results import RUN_COLUMNS, leaderboard, load_runs
+from benchbox.comparison.leaderboard import Settings, build, load_sources
+from benchbox.results import RUN_COLUMNS, load_runs
 from benchbox.storage.runs import MANIFEST
 from benchbox.task import task_class
 from benchbox.task_options import TaskOptions
@@ -170,7 +171,7 @@ def test_json_dash_gives_only_json_on_stdout_and_no_file(runs, tmp_path, monkeyp
         assert result.exit_code == 0, result.output
         assert strict(result.stdout)["schema_version"] == SCHEMA_VERSION
     result = runner.invoke(app, ["leaderboard", str(root / "runs"), "--csv", "-"])
-    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "label,fingerprint,protocol,stsb-cosine,sickr-cosine"
+    assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("label,fingerprint,protocol,paired,seeds,runs,citation,stsb-cosine,")
     assert not (tmp_path / "-").exists()
 
 
@@ -272,10 +273,11 @@ def test_leaderboard_keeps_the_newest_run_of_a_model(tmp_path):
     for first, second in ((older, newer), (newer, older)):
         _set_created(first, "2026-01-01T00:00:00+00:00")
         _set_created(second, "2026-02-01T00:00:00+00:00")
-        board = leaderboard(load_runs(tmp_path / "runs"))
+        board = build(load_sources([tmp_path / "runs"]), settings=Settings(n_boot=20), groups=False).frame
         assert len(board) == 1 and board["stsb-cosine"].iloc[0] == spearman[second]
-    every = leaderboard(load_runs(tmp_path / "runs"), all_runs=True)
-    assert every["run_id"].tolist() == [newer.name, older.name]  # oldest first (older was made newest above)
+        assert board["runs"].iloc[0] == second.name and board["seeds"].iloc[0] == 1  # a re-run is no seed
+    every = build(load_sources([tmp_path / "runs"]), settings=Settings(n_boot=20), all_runs=True, groups=False).frame
+    assert sorted(every["runs"]) == sorted([newer.name, older.name])
     assert sorted(every["stsb-cosine"]) == sorted(spearman.values())
 
 

@@ -20,7 +20,8 @@ from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.registry import ENCODERS, TASKS
-from benchbox.results import leaderboard, load_runs
+from benchbox.comparison.leaderboard import Settings, build, load_sources
+from benchbox.results import load_runs
 from benchbox.comparison.sources import not_seeds, resolve_sources, seed_groups
 from benchbox.storage.runs import MANIFEST, Run
 from benchbox.task_options import TaskOptions
@@ -184,9 +185,9 @@ def test_the_leaderboard_shows_the_sts_year_score_and_keeps_protocol_variants_ap
                         tasks={"sts12": {"protocol": {"text": "senteval"}}})
     raw = make_run(tmp_path, "enc", 1.0, 0, 0.8, fingerprint="fp", seed=5,
                    tasks={"sts12": {"protocol": {"text": "raw"}}})
-    table = load_runs([standard, raw])
-    board = leaderboard(table, tasks=["sts12"])
-    assert board.attrs["metrics"]["sts12"] == "pearson_mean"
+    board = build(load_sources([standard, raw]), ["sts12"], settings=Settings(n_boot=50), groups=False)
+    assert [c.metric for c in board.columns] == ["pearson_mean"]
+    board = board.frame
     expected = {r: Run.open(r).metrics.query("metric == 'pearson_mean' and subset == 'all'")["value"].iloc[0]
                 for r in (standard, raw)}
     assert board.set_index("protocol")["sts12"].to_dict() == {"standard": expected[standard],

@@ -196,3 +196,16 @@ def test_the_study_table_sets_how_the_cells_are_compared(tmp_path):
     study = _load(tmp_path, HEAD + 'correction = "bh"\nfamily = "pair"\ntest-resamples = 200\n' + TWO)
     assert study.settings == CompareSettings(correction="bh", family="pair", n_boot=200)
     assert _load(tmp_path, HEAD + TWO).settings == CompareSettings()
+
+
+def test_a_study_reads_its_comparators_file_and_names_its_mistakes(tmp_path):
+    entry = ('[[comparator]]\nname = "smith2024/sif"\ncitation = "Smith (2024)"\ntask = "stsb-cosine"\n'
+             'metric = "spearman"\nvalue = 0.7\nn = 1379\n')
+    (tmp_path / "published.toml").write_text(entry)
+    study = _load(tmp_path, HEAD + 'comparators = "published.toml"\n' + TWO)
+    (name,) = study.comparators
+    assert name == "file:smith2024/sif" and study.comparators[name].metrics()["value"].tolist() == [0.7]
+    (tmp_path / "published.toml").write_text(entry.replace("spearman", "pearsn"))
+    with pytest.raises(BenchboxError, match=r"s.toml: \[study\] comparators .*published.toml, comparator 1: task "
+                                            r"stsb-cosine has no metric 'pearsn'"):
+        _load(tmp_path, HEAD + 'comparators = "published.toml"\n' + TWO)
