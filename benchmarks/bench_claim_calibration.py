@@ -53,12 +53,12 @@ from scipy import sparse
 from statsmodels.stats.proportion import proportion_confint
 
 import benchbox
-from benchbox.comparison import claims as claim_module
 from benchbox.comparison.compare import compare_sources
 from benchbox.comparison.pairing import row_clusters
 from benchbox.comparison.sources import resolve_sources
 from benchbox.stats import grouped_jackknife_test, sentence_groups
 from benchbox.stats import seeds as seed_stats
+from benchbox.stats.claim_test import joint_test
 from benchbox.stats.pooling import pool_effects
 from benchbox.task_options import TaskOptions
 
@@ -188,8 +188,10 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
 def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> dict[str, float]:
     """The p of every rule the bench reports on one replicate's per-item scores."""
     out = intersection_union(design, a, b)
-    joint = getattr(claim_module, "joint_claim_from_items", None)  # the claim test of issue 42, where present
-    out["claim"] = joint(design, a, b) if joint is not None else out["old"]
+    out["claim"] = joint_test([row.gold for row in design.rows], *([np.array([s[i] for s in side])
+                              for i in range(len(design.rows))] for side in (a, b)),
+                              [row.claim_groups for row in design.rows],
+                              clusters=[row.cluster for row in design.rows]).p
     return out
 
 
