@@ -185,11 +185,9 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
     return {"pooled": pooled.p, "old": p, "row_p": row_p}
 
 
-def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarray]], *,
-                before: bool = True) -> dict[str, float]:
-    """The p of every rule the bench reports on one replicate's per-item scores (``before``: the rule of 88a3f56
-    and the per-row tests too, the costly part with seeds)."""
-    out = intersection_union(design, a, b) if before else {"pooled": math.nan, "old": math.nan, "row_p": []}
+def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> dict[str, float]:
+    """The p of every rule the bench reports on one replicate's per-item scores."""
+    out = intersection_union(design, a, b)
     out["claim"] = joint_test([row.gold for row in design.rows], *([np.array([s[i] for s in side])
                               for i in range(len(design.rows))] for side in (a, b)),
                               [row.claim_groups for row in design.rows],
@@ -210,19 +208,18 @@ def draw(design: Design, rng: np.random.Generator, seeds: int, sigma: float, wor
 DESIGN: Design | None = None  # the workers' copy, inherited by fork
 
 
-def replicate(job: tuple[int, int, int, float, float, float, bool]) -> dict[str, float]:
+def replicate(job: tuple[int, int, int, float, float, float]) -> dict[str, float]:
     """One replicate: its own seed (entropy, scenario, index), its draws, every rule's p and the mean Δr."""
-    entropy, scenario, index, sigma, word_sigma, sigma_a, before = job
+    entropy, scenario, index, sigma, word_sigma, sigma_a = job
     seeds = int(scenario)
     rng = np.random.default_rng([entropy, scenario, index])
     runs = draw(DESIGN, rng, seeds, sigma, word_sigma, sigma_a)
     a, b = ([DESIGN.scores(v) for v in runs[m]] for m in ("A", "B"))
-    out = claim_tests(DESIGN, a, b, before=before)
+    out = claim_tests(DESIGN, a, b)
     dr = [np.corrcoef(row.gold, a[0][i])[0, 1] - np.corrcoef(row.gold, b[0][i])[0, 1]
           for i, row in enumerate(DESIGN.rows)]
-    return {"claim": float(out["claim"] < 0.05), "old": float(out["old"] < 0.05) if before else math.nan,
-            "pooled": float(out["pooled"] < 0.05) if before else math.nan,
-            "rows": float(np.mean(np.asarray(out["row_p"]) < 0.05)) if before else 0.0,
+    return {"claim": float(out["claim"] < 0.05), "old": float(out["old"] < 0.05),
+            "pooled": float(out["pooled"] < 0.05), "rows": float(np.mean(np.asarray(out["row_p"]) < 0.05)),
             "n_rows": float(len(out["row_p"])), "dr": float(np.mean(dr)), "p_claim": out["claim"]}
 
 
@@ -263,12 +260,10 @@ def scenario(name: str, jobs: list[tuple], pool) -> None:
     started = time.perf_counter()
     results = list(pool.imap(replicate, jobs) if pool is not None else map(replicate, jobs))
     count = len(results)
-    before = [r for r in results if not math.isnan(r["old"])]
-    n_rows = int(sum(r["n_rows"] for r in before))
-    rows = sum(r["rows"] * r["n_rows"] for r in before)
-    print(f"| {name} | {count} | {wilson(sum(r['claim'] for r in results), count)} | {len(before)} "
-          f"| {wilson(sum(r['old'] for r in before), len(before))} "
-          f"| {wilson(sum(r['pooled'] for r in before), len(before))} "
+    n_rows = int(sum(r["n_rows"] for r in results))
+    rows = sum(r["rows"] * r["n_rows"] for r in results)
+    print(f"| {name} | {count} | {wilson(sum(r['claim'] for r in results), count)} "
+          f"| {wilson(sum(r['old'] for r in results), count)} | {wilson(sum(r['pooled'] for r in results), count)} "
           f"| {wilson(rows, n_rows)} | {np.mean([r['dr'] for r in results]):+.4f} "
           f"| {time.perf_counter() - started:.0f} |", flush=True)
 
@@ -278,8 +273,6 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replicates", type=int, default=400, help="null replicates of each null scenario")
     parser.add_argument("--power-replicates", type=int, default=200, help="replicates per power level")
-    parser.add_argument("--before-replicates", type=int, default=100,
-                        help="the first N replicates of each scenario also get the rule of 88a3f56 and the row tests")
     parser.add_argument("--sigma", type=float, default=1.0,
                         help="sentence-tied noise, in units of the GloVe-BOW vectors' per-dimension size")
     parser.add_argument("--word-sigma", type=float, default=1.0, help="word noise per seed, same units")
@@ -294,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="3 replicates of every scenario, with --check (CI)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.replicates = args.power_replicates = args.before_replicates = 3
+        args.replicates = args.power_replicates = 3
         args.check = True
     data_dir = os.environ.get("BENCHBOX_DATA")
     if not data_dir:
@@ -313,20 +306,19 @@ def main(argv: list[str] | None = None) -> None:
             seeds, word, _ = SCENARIOS[name]
             if name in chosen:
                 check(DESIGN, data_dir, args.seed, seeds, args.sigma, args.word_sigma if word else 0.0)
-    print("| scenario | replicates | claim | replicates before | max(pooled p, seed p) (88a3f56) | pooled p < 5% "
+    print("| scenario | replicates | claim | max(pooled p, seed p) (88a3f56) | pooled p < 5% "
           "| per-row unadjusted p < 5% | mean Δr | s |")
-    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("|---|---|---|---|---|---|---|---|", flush=True)
     context = multiprocessing.get_context("fork")
     with context.Pool(args.workers) if args.workers > 1 else contextlib.nullcontext() as pool:
         for name in (c for c in SCENARIOS if c in chosen):
             seeds, word, _ = SCENARIOS[name]
             word_sigma = args.word_sigma if word else 0.0
             scenario(f"null, {seeds} vs {seeds}" + (", shared item error" if seeds > 1 else ""),
-                     [(args.seed, seeds, i, args.sigma, word_sigma, args.sigma, i < args.before_replicates)
-                      for i in range(args.replicates)], pool)
+                     [(args.seed, seeds, i, args.sigma, word_sigma, args.sigma) for i in range(args.replicates)], pool)
         for i, shrink in enumerate(args.power_shrink if "power" in chosen else ()):
             scenario(f"power, 1 vs 1, A's noise × {1 - shrink:.3f}",
-                     [(args.seed + 1 + i, 1, j, args.sigma, 0.0, args.sigma * (1 - shrink), j < args.before_replicates)
+                     [(args.seed + 1 + i, 1, j, args.sigma, 0.0, args.sigma * (1 - shrink))
                       for j in range(args.power_replicates)], pool)
 
 
