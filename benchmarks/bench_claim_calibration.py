@@ -166,8 +166,8 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
     """The claim of 88a3f56 from per-item scores (``a[s][row]``: seed s's scores on a row): per row and run pair the
     grouped jackknife's (Δz, var), averaged over the run pairs; random-effects pooling (DL) with the rows'
     clusters (CR2, or the sign-flip test below 4 df); with seeds, Student's t on the per-seed scores weighted with
-    the random-effects weights; p = max(pooled p, seed p). Returns the pooled p, the claim's p and the per-row
-    jackknife p of the first run pair."""
+    the random-effects weights; p = max(pooled p, seed p). Returns the pooled p, the claim's p, the per-row
+    jackknife p of the first run pair and the random-effects weights (the claim test of issue 42 holds them)."""
     effects, variances, row_p, per_run = [], [], [], {"a": [], "b": []}
     for i, row in enumerate(design.rows):
         found = [grouped_jackknife_test(row.gold, sa[i], sb[i], row.groups) for sa in a for sb in b]
@@ -182,7 +182,7 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
             [[np.arctanh(np.corrcoef(row.gold, s[i])[0, 1]) for i, row in enumerate(design.rows)] for s in side],
             weights) for side in (a, b)]
         p = max(p, seed_stats.seed_test(*on_scale).p)
-    return {"pooled": pooled.p, "old": p, "row_p": row_p}
+    return {"pooled": pooled.p, "old": p, "row_p": row_p, "weights": 1 / (np.asarray(variances) + pooled.tau2)}
 
 
 def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> dict[str, float]:
@@ -190,7 +190,7 @@ def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarr
     out = intersection_union(design, a, b)
     out["claim"] = joint_test([row.gold for row in design.rows], *([np.array([s[i] for s in side])
                               for i in range(len(design.rows))] for side in (a, b)),
-                              [row.claim_groups for row in design.rows],
+                              [row.claim_groups for row in design.rows], weights=out["weights"],
                               clusters=[row.cluster for row in design.rows]).p
     return out
 

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 
 def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str], rows: list[tuple[str, str]],
-                      known: KnownTasks, clusters: list[str]) -> ClaimTest | None:
+                      known: KnownTasks, weights: np.ndarray, clusters: list[str]) -> ClaimTest | None:
     """The claim test of the Pearson rows ``rows`` ((task, subset) pairs) between the runs of A and of B, from the
     runs' per-item ``gold`` and ``score`` joined on the task's item keys (the first run of A gives the order), with
-    sentence groups across the rows; ``clusters``: the rows' clusters (the sign-flip fallback's). None when some
+    sentence groups across the rows and the rows' ``weights`` (the pooled analysis'); ``clusters``: the rows' clusters (the sign-flip fallback's). None when some
     run lacks a row's per-item scores."""
     by_label = {s.label: s for s in sources}
     gold, scores_a, scores_b, texts = [], [], [], []
@@ -43,4 +43,4 @@ def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str
         scores_a.append(side_a)
         scores_b.append(side_b)
         texts.append([column.tolist() for column in sentence_columns(part)])
-    return joint_test(gold, scores_a, scores_b, claim_groups(texts), clusters=clusters)
+    return joint_test(gold, scores_a, scores_b, claim_groups(texts), weights=weights, clusters=clusters)

@@ -1,8 +1,10 @@
 """One test of a claim ("model A vs model B on these rows") against item and seed variance together (issue 42).
 
 The pooled effect of correlation rows is Δ = Σ_r w_r (z̄_A,r − z̄_B,r), z̄_X,r the mean over X's runs (seeds) of
-atanh r(gold, scores) on row r, with fixed weights w_r ∝ n_r − 3 (the inverse of Fisher z's variance, fixed by
-the design, so the resampling below holds them fixed). Its variance has two parts, estimated apart and added
+atanh r(gold, scores) on row r, with weights w_r (normalised to sum 1) held fixed by the resampling below, as the
+cluster sign-flip test holds its weights (Canay, Romano & Shaikh 2017): a claim passes the random-effects weights
+1/(v_r + τ²) of its pooled analysis (:mod:`benchbox.stats.pooling`), so Δ is the pooled estimate; without them,
+n_r − 3 (the inverse of Fisher z's variance). Its variance has two parts, estimated apart and added
 (the two-stage variance of a nested design: Cochran 1977, Sampling Techniques, §10.2; the "train several seeds,
 test on one set" decomposition of Bouthillier et al. 2021, MLSys):
 
@@ -115,11 +117,13 @@ def _fisher(r):
 
 
 def joint_test(gold: Sequence[Any], scores_a: Sequence[Any], scores_b: Sequence[Any], groups: Sequence[Any], *,
-               clusters: Sequence[Any] | None = None, level: float = 0.95, min_groups: int = MIN_GROUPS,
+               weights: Sequence[float] | None = None, clusters: Sequence[Any] | None = None, level: float = 0.95,
+               min_groups: int = MIN_GROUPS,
                max_share: float = MAX_GROUP_SHARE) -> ClaimTest:
     """The claim test of correlation rows (module docstring) from per-item scores: per row r, ``gold[r]`` (n_r),
     ``scores_a[r]`` and ``scores_b[r]`` ([runs, n_r], or n_r for one run) and ``groups[r]`` (n_r global group ids:
-    one id in two rows is one group, :func:`claim_groups`). ``clusters``: one label per row for the sign-flip
+    one id in two rows is one group, :func:`claim_groups`); ``weights``: one per row, held fixed (default
+n_r − 3). ``clusters``: one label per row for the sign-flip
     fallback (default: rows linked by a shared group); ``min_groups``, ``max_share``: when it falls back. Returns a :class:`ClaimTest` on the Δz scale."""
     if len(gold) < 1 or not (len(gold) == len(scores_a) == len(scores_b) == len(groups)):
         raise BenchboxError("a claim test needs gold, scores_a, scores_b and groups for the same rows")
@@ -133,7 +137,10 @@ def joint_test(gold: Sequence[Any], scores_a: Sequence[Any], scores_b: Sequence[
     labels_all, flat = np.unique(np.concatenate([np.asarray(x) for x in groups]), return_inverse=True)
     bounds = np.cumsum([0, *n])
     count = len(labels_all)
-    w = (n - 3) / (n - 3).sum()
+    w = (n - 3).astype(float) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (len(g),) or not (np.all(np.isfinite(w)) and np.all(w > 0)):
+        raise BenchboxError(f"a claim test needs one positive finite weight per row ({len(g)}), got {w.shape}")
+    w = w / w.sum()
     # θ_(g): the pooled effect with group g deleted from every row, accumulated row by row
     theta = np.zeros(count)
     per_seed = {"a": np.zeros(a[0].shape[0]), "b": np.zeros(b[0].shape[0])}

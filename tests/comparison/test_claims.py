@@ -89,14 +89,15 @@ def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
     glove_score = (np.arctanh(rows.groupby("subset")["value_b"].first()[per_row.index]) * weights).sum() / weights.sum()
     reference_t = st.ttest_1samp(per_seed, glove_score)
     assert claim["seed_t"] == pytest.approx(reference_t.statistic) and claim["p_seed"] == pytest.approx(reference_t.pvalue)
-    # the claim test by brute force: Δ = Σ w_r (mean over seeds of atanh r_A − atanh r_B), w ∝ n − 3; every pair its
+    # the claim test by brute force: Δ = Σ w_r (mean over seeds of atanh r_A − atanh r_B), w the random-effects
+    # weights held fixed (so Δ is the pooled estimate); every pair its
     # own sentence group (distinct sentences), so V_items is the delete-one jackknife over every item of both rows
     items = {s.label: s.items("sts12") for s in resolve_sources([*map(str, seeds), str(glove)], ["sts12"])}
     a_labels, b_label = [lab for lab in items if lab != comparison.models[3]], comparison.models[3]
     subsets = list(per_row.index)
     parts = {lab: [frame[frame["subset"] == sub].sort_values("item") for sub in subsets] for lab, frame in items.items()}
     n = np.array([len(part) for part in parts[b_label]])
-    w = (n - 3) / (n - 3).sum()
+    w = (weights[subsets] / weights.sum()).to_numpy()
 
     def pooled(drop=None):  # drop: (row, position) of the item left out
         def z(lab, r):
@@ -109,7 +110,7 @@ def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
 
     full = pooled()
     estimate = np.mean(full[:3]) - full[3]
-    assert claim["estimate"] == pytest.approx(estimate)
+    assert claim["estimate"] == pytest.approx(estimate) == (weights * per_row["effect"]).sum() / weights.sum()
     left_out = np.array([np.mean(v[:3]) - v[3] for v in (pooled((r, i)) for r in range(len(n)) for i in range(n[r]))])
     g = len(left_out)
     v_items = (g - 1) / g * ((left_out - left_out.mean()) ** 2).sum()
