@@ -73,6 +73,10 @@ class ClaimTest:
     groups: int = 0
     largest_share: float = math.nan
 
+    @property
+    def ci(self) -> tuple[float, float]:
+        return self.ci_low, self.ci_high
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
