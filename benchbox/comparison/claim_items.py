@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from benchbox.paired_tests import sentence_columns
 from benchbox.stats.claim_test import ClaimTest, claim_groups, joint_test
@@ -22,10 +23,13 @@ def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str
     sentence groups across the rows and the rows' ``weights`` (the pooled analysis'); ``clusters``: the rows' clusters (the sign-flip fallback's). None when some
     run lacks a row's per-item scores."""
     by_label = {s.label: s for s in sources}
+    read: dict[str, dict[str, pd.DataFrame | None]] = {}  # task → run → its per-item rows, each file read once
     gold, scores_a, scores_b, texts = [], [], [], []
     for task, subset in rows:
         keys = list(known[task].item_keys) if task in known else ["subset", "item"]
-        frames = {label: by_label[label].items(task) for label in (*runs_a, *runs_b)}
+        if task not in read:
+            read[task] = {label: by_label[label].items(task) for label in (*runs_a, *runs_b)}
+        frames = read[task]
         if any(frame is None or frame.empty or "score" not in frame for frame in frames.values()):
             return None
         first = frames[runs_a[0]]

@@ -174,8 +174,7 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
     record.update(estimate=claim.estimate, ci_low=claim.ci_low, ci_high=claim.ci_high, se=claim.se, df=claim.df,
                   variance=claim.method, var_items=claim.var_items, var_seeds=claim.var_seeds, groups=claim.groups,
                   largest_group=claim.largest_share)
-    p_claim = claim.p
-    record["p_claim"] = p_claim
+    record["p_claim"] = claim.p
     detail = per_row.reset_index()[["task", "subset", "effect", "var"]].assign(cluster=clusters)
     per_seed = pd.DataFrame([{"model": side, "run": run, "score": score} for side, runs in (("a", runs_a), ("b", runs_b))
                              for run, score in zip(runs, scores.get(side, []))], columns=["model", "run", "score"])
