@@ -6,16 +6,25 @@ kind of paired test has a common scale (:mod:`benchbox.paired_tests`: correlatio
 classification rows, accuracy; retrieval rows, R@10 per direction; a plugin's summary metric on its own scale)
 with at least two rows on at least two item sets, a claim gets:
 
-- the pooled effect: random-effects meta-analysis of the per-row differences on the kind's common scale
-  (Fisher-z difference; difference of paired proportions) with the rows' sampling variances, τ² by DerSimonian–Laird or
-  Paule–Mandel, I², and the cluster-robust interval when rows share items (:mod:`benchbox.stats.pooling`). With seeds
-  the per-row effect is the mean over the run pairs and its variance the mean of theirs (the items are the
-  same for every seed, so item sampling does not shrink with more seeds);
-- with seeds on either side, the seed-aware test and Almost Stochastic Order of the per-seed scores
-  (:mod:`benchbox.stats.seeds`, weighted with the pooled analysis' random-effects weights);
-- the claim's p = max(pooled p, seed-aware p) (an intersection–union test: both must reject, Berger 1982),
-  adjusted over all claims of the comparison with the comparison's correction; the verdict at 5%, "better"
-  for a positive pooled difference of a metric where higher is better, for a negative one where lower is;
+- one test of the claim against item and seed variance together (:mod:`benchbox.stats.claim_test`): for Pearson
+  rows, the pooled Fisher-z difference (the random-effects weights below, held fixed; a model's runs averaged) with the delete-a-group
+  jackknife over sentence groups formed across every row (:mod:`benchbox.comparison.claim_items`) plus the
+  seeds' variance s²_A/k_A + s²_B/k_B, t on Welch–Satterthwaite df; with too few groups or one dominant group,
+  the cluster sign-flip test over the rows' clusters instead (intersected with the seed t-test with seeds), named
+  in the headline. Other kinds: the random-effects pooled estimate with its variance (model-based or CR2,
+  :mod:`benchbox.stats.pooling`) plus the seeds' variance, or the sign-flip test where CR2's df are below 4.
+  ``estimate``, ``ci_low``, ``ci_high``, ``se`` (NaN for a sign-flip test), ``df``, ``variance`` (the inference:
+  :data:`benchbox.stats.claim_test.METHODS`), ``var_items``, ``var_seeds``, ``groups`` and ``largest_group`` (the
+  largest group's share of the weight) are this test's, ``p_claim`` its p,
+  adjusted over all claims of the comparison with the comparison's correction (``p_claim_adjusted``); the verdict
+  at 5%, "better" for a positive pooled difference of a metric where higher is better, for a negative one where
+  lower is;
+- described beside it: the random-effects meta-analysis of the per-row differences on the kind's common scale
+  (Fisher-z difference; difference of paired proportions) with the rows' sampling variances, τ² by
+  DerSimonian–Laird or Paule–Mandel, I², Cochran's Q and its own p (``p_pooled``; :mod:`benchbox.stats.pooling`;
+  with seeds the per-row effect is the mean over the run pairs and its variance the mean of theirs); with seeds
+  on either side, the seed t-test (``seed_*``, ``p_seed``) and Almost Stochastic Order of the per-seed scores
+  (:mod:`benchbox.stats.seeds`, weighted with the random-effects weights), descriptive;
 - the per-row vote count after the comparison's correction: a row counts as better (worse) when every run
   pair of the two models is significantly better (worse) on it.
 """
@@ -32,7 +41,9 @@ from benchbox import stats
 from benchbox.comparison.settings import CompareSettings
 from benchbox.comparison.sources import seed_groups
 from benchbox.paired_tests import KINDS, PairedKind
+from benchbox.comparison.claim_items import correlation_claim
 from benchbox.stats import seeds
+from benchbox.stats.claim_test import MAX_GROUP_SHARE, MIN_GROUPS, pooled_claim
 from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
 
 if TYPE_CHECKING:
@@ -40,22 +51,51 @@ if TYPE_CHECKING:
     from benchbox.task_metadata import KnownTasks
 
 ALPHA = 0.05
-#: how the pooled p and interval were obtained (:attr:`benchbox.stats.pooling.PooledEffect.variance`), as a headline says it
+#: the inference that gave the claim's p, se, df and interval (:attr:`benchbox.stats.claim_test.ClaimTest.method`,
+#: the ``variance`` column), as a headline says it
 INFERENCE = {
+    "jackknife": "delete-a-group jackknife over {groups} sentence groups across the rows, t on {df:.0f} df",
+    "jackknife + seeds": "delete-a-group jackknife over {groups} sentence groups across the rows plus seed "
+                         "variance, t on Welch–Satterthwaite df = {df:.1f}",
     "model": "model-based variance",
+    "model + seeds": "model-based variance plus seed variance, t on Welch–Satterthwaite df = {df:.1f}",
     "CR2": "CR2 over {clusters} item clusters, t on Satterthwaite df = {df:.1f}",
-    "sign-flip": "cluster sign-flip test over {clusters} item clusters, as CR2's Satterthwaite df = {df:.1f} < "
-                 f"{SIGN_FLIP_BELOW_DF:g}",
+    "CR2 + seeds": "CR2 over {clusters} item clusters plus seed variance, t on Welch–Satterthwaite df = {df:.1f}",
+    "sign-flip": "cluster sign-flip test over {clusters} item clusters, {why}",
+    "sign-flip ∩ seeds": "cluster sign-flip test over {clusters} item clusters, {why}, and the seed t-test: both "
+                         "must reject",
 }
-#: the test that gave the claim's p when the pooled analysis did, as a verdict names it (by ``variance``)
+#: the same, as a verdict names it
 POOLED_TEST = {
+    "jackknife": "jackknife over {groups} sentence groups",
+    "jackknife + seeds": "jackknife over {groups} sentence groups + seed variance, df = {df:.1f}",
     "model": "random-effects z-test",
+    "model + seeds": "random-effects variance + seed variance, df = {df:.1f}",
     "CR2": "CR2 t-test over {clusters} item clusters, df = {df:.1f}",
+    "CR2 + seeds": "CR2 over {clusters} item clusters + seed variance, df = {df:.1f}",
     "sign-flip": "sign-flip test over {clusters} clusters",
+    "sign-flip ∩ seeds": "sign-flip test over {clusters} clusters and the seed t-test",
 }
+
+
+def _why_sign_flip(claim: pd.Series) -> str:
+    """Why a claim fell back to the sign-flip test: the sentence groups, or CR2's df."""
+    if claim["groups"] and claim["groups"] > 0:
+        return (f"as {claim['groups']} sentence groups are fewer than {MIN_GROUPS} or one holds "
+                f"{claim['largest_group']:.0%} > {MAX_GROUP_SHARE:.0%} of the weight")
+    return f"as CR2's Satterthwaite df < {SIGN_FLIP_BELOW_DF:g}"
+
+
+def inference(claim: pd.Series, texts: dict[str, str] = INFERENCE) -> str:
+    """The inference that gave the claim's p, in words (``texts``: :data:`INFERENCE` or :data:`POOLED_TEST`)."""
+    why = _why_sign_flip(claim) if claim["variance"].startswith("sign-flip") else ""
+    return texts[claim["variance"]].format(clusters=claim["clusters"], df=claim["df"], groups=claim["groups"], why=why)
+
+
 CLAIM_COLUMNS = [
     "model_a", "model_b", "kind", "scale", "rows", "seeds_a", "seeds_b", "estimate", "ci_low", "ci_high", "se",
-    "mean_diff", "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "pooling", "seed_diff", "seed_ci_low",
+    "mean_diff", "p_pooled", "tau2", "i2", "q", "clusters", "robust", "df", "variance", "var_items", "var_seeds", "groups",
+    "largest_group", "pooling", "seed_diff", "seed_ci_low",
     "seed_ci_high", "seed_t", "seed_df", "p_seed", "aso_epsilon", "p_claim", "p_claim_adjusted", "verdict",
     "better", "worse", "tests", "correction", "family",
 ]
@@ -89,8 +129,8 @@ ROW_COLUMNS = ["model_a", "model_b", "kind", "task", "subset", "effect", "var", 
 SEED_SCORE_COLUMNS = ["model_a", "model_b", "kind", "model", "run", "score"]
 
 
-def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, runs_a: list[str], runs_b: list[str], *,
-           higher_is_better: bool, pooling: str, seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
+def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: list[Source], runs_a: list[str],
+           runs_b: list[str], *, higher_is_better: bool, pooling: str, seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
@@ -112,10 +152,9 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, runs_a: list
     verdicts = rows.groupby(keys, sort=False)["verdict"]
     record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
     record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())
-    p_claim = pooled.p
     scores: dict[str, np.ndarray] = {}
+    weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()  # random-effects weights, held fixed by the tests
     if max(len(runs_a), len(runs_b)) > 1:
-        weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()
         for side, runs, column in (("a", runs_a, "value_a"), ("b", runs_b, "value_b")):
             per_run = rows.groupby(["model_a" if side == "a" else "model_b", *keys], sort=False)[column].first()
             matrix = np.array([[kind.on_scale(per_run.loc[(run, *key)], known.spec(key[0], key[2]))
@@ -126,8 +165,16 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, runs_a: list
         record.update(seed_diff=test.diff, seed_ci_low=test.ci_low, seed_ci_high=test.ci_high, seed_t=test.t,
                       seed_df=test.df, p_seed=test.p,
                       aso_epsilon=seeds.aso(sign * scores["a"], sign * scores["b"], seed=seed))
-        p_claim = max(p_claim, test.p)
-    record["p_claim"] = p_claim
+    claim = None
+    if kind.scale(per_row.index[0][2]) == "Δz":  # Pearson rows: the joint test over sentence groups
+        claim = correlation_claim(sources, runs_a, runs_b, [key[:2] for key in per_row.index], known, weights,
+                                  clusters)
+    if claim is None:
+        claim = pooled_claim(pooled, scores.get("a", np.zeros(len(runs_a))), scores.get("b", np.zeros(len(runs_b))))
+    record.update(estimate=claim.estimate, ci_low=claim.ci_low, ci_high=claim.ci_high, se=claim.se, df=claim.df,
+                  variance=claim.method, var_items=claim.var_items, var_seeds=claim.var_seeds, groups=claim.groups,
+                  largest_group=claim.largest_share)
+    record["p_claim"] = claim.p
     detail = per_row.reset_index()[["task", "subset", "effect", "var"]].assign(cluster=clusters)
     per_seed = pd.DataFrame([{"model": side, "run": run, "score": score} for side, runs in (("a", runs_a), ("b", runs_b))
                              for run, score in zip(runs, scores.get(side, []))], columns=["model", "run", "score"])
@@ -172,7 +219,7 @@ def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, set
             rows = both[(both["kind"] == kind.name) & (both["metric"] == metric)]
             if rows.empty:
                 continue
-            found = _claim(rows, kind, known, models[a], models[b], higher_is_better=higher_is_better,
+            found = _claim(rows, kind, known, sources, models[a], models[b], higher_is_better=higher_is_better,
                            pooling=pooling, seed=seed)
             if found is None:
                 note = _no_claim_note(a, b, kind, rows)
@@ -238,24 +285,16 @@ def _bound(x: float) -> str:
 
 def verdict(claim: pd.Series, claims: int = 1) -> str:
     """The claim in plain words, the better model first, e.g. "sbert is better than glove-bow on the 26 correlation
-    rows: pooled Δz +0.32 [+0.29, +0.35] (mean Δr +0.21), p = 0.0001 (sign-flip test over 14 clusters)", or
+    rows: pooled Δz +0.32 [+0.29, +0.35] (mean Δr +0.21), p < 0.0001 (jackknife over 9674 sentence groups)", or
     "No significant difference between A and B on ...: pooled Δz (A − B) ...". The difference, its 95% interval
-    and the test named are those of the test that gave the claim's p (:func:`claims`: the larger of the pooled p
-    and, with seeds, the seed-aware t-test's); ``claims``: how many claims the p was adjusted over."""
+    and the test named are those of the claim test (:func:`claims`); ``claims``: how many claims the p was
+    adjusted over."""
     a, b = claim["model_a"], claim["model_b"]
     kind = KINDS[claim["kind"]]
     flip = claim["verdict"] == "worse"  # the better model first: the difference from its side
-    seeded = isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"])
-    if seeded and claim["p_seed"] >= claim["p_pooled"]:
-        estimate, low, high = claim["seed_diff"], claim["seed_ci_low"], claim["seed_ci_high"]
-        what = f"mean per-seed {claim['scale']}"
-        runs = [int(claim["seeds_a"]), int(claim["seeds_b"])]
-        test = (f"seed-aware t-test, {runs[flip]} vs {runs[not flip]} runs, "
-                f"t({claim['seed_df']:.0f}) = {-claim['seed_t'] if flip else claim['seed_t']:.2f}")
-    else:
-        estimate, low, high = claim["estimate"], claim["ci_low"], claim["ci_high"]
-        what = f"pooled {claim['scale']}"
-        test = POOLED_TEST[claim["variance"]].format(clusters=claim["clusters"], df=claim["df"])
+    estimate, low, high = claim["estimate"], claim["ci_low"], claim["ci_high"]
+    what = f"pooled {claim['scale']}"
+    test = inference(claim, POOLED_TEST)
     natural = claim["mean_diff"] if kind.natural else None
     if flip:
         a, b, estimate, low, high = b, a, -estimate, -high, -low
@@ -280,26 +319,26 @@ def verdicts(claims: pd.DataFrame | None) -> list[str]:
 
 def headline(claim: pd.Series) -> str:
     """The claim in one sentence, e.g. "char-gru (3 seeds) vs glove-bow on 26 correlation rows: pooled Δz =
-    +0.120 [+0.090, +0.150] (mean Δr = +0.081), I² = 64%, τ² = 0.012 (DL, CR2 over 14 item clusters, t on
-    Satterthwaite df = 4.6); seeds 3 vs 1: t(2) = 5.1, p = 0.037; ASO ε = 0.02 (char-gru (3 seeds) almost
-    stochastically dominant); one run of glove-bow: its training variance not assessed; better on 18, worse on
+    +0.120 [+0.090, +0.150] (mean Δr = +0.081) (delete-a-group jackknife over 9674 sentence groups across the rows
+    plus seed variance, t on Welch–Satterthwaite df = 2.3); between rows I² = 64%, τ² = 0.012 (DL); seeds 3 vs 1
+    (descriptive): t(2) = 5.1, p = 0.037; ASO ε = 0.02 (char-gru (3 seeds) almost stochastically dominant); one run of glove-bow: its training variance not assessed; better on 18, worse on
     0 of 26 rows after holm over 336 tests; claim: better (p = 0.04, holm over claims)".
 
     ASO's "dominant" is said only beside a significant claim; otherwise ε is given as a description."""
     a, b = claim["model_a"], claim["model_b"]
     kind = KINDS[claim["kind"]]
     natural = f" (mean {kind.natural} = {_signed(claim['mean_diff'])})" if kind.natural else ""
-    variance = f", {INFERENCE[claim['variance']]}".format(clusters=claim["clusters"], df=claim["df"])
     parts = [f"{a} vs {b} on {claim['rows']} {kind.noun} rows: pooled {claim['scale']} = "
-             f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}]{natural}, "
-             f"I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} ({claim['pooling'].upper()}{variance})"]
+             f"{_signed(claim['estimate'])} [{_signed(claim['ci_low'])}, {_signed(claim['ci_high'])}]{natural} "
+             f"({inference(claim)}); between rows I² = {claim['i2']:.0f}%, τ² = {claim['tau2']:.2g} "
+             f"({claim['pooling'].upper()})"]
     if isinstance(claim["p_seed"], float) and not math.isnan(claim["p_seed"]):
         eps = claim["aso_epsilon"]
         if claim["verdict"] in ("better", "worse"):
             dominance = f"{a} almost stochastically dominant" if eps < 0.5 else f"{a} not dominant"
         else:
             dominance = "descriptive: the claim is not significant"
-        parts.append(f"seeds {claim['seeds_a']} vs {claim['seeds_b']}: t({claim['seed_df']:.0f}) = "
+        parts.append(f"seeds {claim['seeds_a']} vs {claim['seeds_b']} (descriptive): t({claim['seed_df']:.0f}) = "
                      f"{claim['seed_t']:.2f}, p = {claim['p_seed']:.3g}; ASO ε = {eps:.2f} ({dominance})")
     caveat = _training_variance(claim)
     if caveat:

@@ -19,7 +19,8 @@ The modules: :mod:`~benchbox.stats.intervals`, :mod:`~benchbox.stats.correlation
 :mod:`~benchbox.stats.jackknife`, :mod:`~benchbox.stats.paired_outcomes`, :mod:`~benchbox.stats.bootstrap`,
 :mod:`~benchbox.stats.corrections` (their public names are importable from ``benchbox.stats``), and the
 machinery behind claims: :mod:`~benchbox.stats.resampling` (every bootstrap's draws), :mod:`~benchbox.stats.pooling`
-(random-effects pooling of per-row effects), :mod:`~benchbox.stats.seeds` (tests over training seeds).
+(random-effects pooling of per-row effects), :mod:`~benchbox.stats.seeds` (tests over training seeds),
+:mod:`~benchbox.stats.claim_test` (one test of a claim against item and seed variance together).
 
 Bad input (|r| > 1, n ≤ 3, mismatched lengths) raises :class:`~benchbox.errors.BenchboxError`.
 

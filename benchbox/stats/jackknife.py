@@ -70,7 +70,7 @@ class JackknifeResult:
         return self.ci_low, self.ci_high
 
 
-def _leave_group_out_r(x: np.ndarray, y: np.ndarray, labels: np.ndarray, sizes: np.ndarray,
+def leave_group_out_r(x: np.ndarray, y: np.ndarray, labels: np.ndarray, sizes: np.ndarray,
                        n: int) -> tuple[float, np.ndarray]:
     """Pearson r of (x, y) on all items and with each group left out, from per-group sums of x, y, x², y², xy
     (centred first, so the differences of sums do not cancel): O(n + G), no correlation recomputed."""
@@ -89,7 +89,7 @@ def _leave_group_out_r(x: np.ndarray, y: np.ndarray, labels: np.ndarray, sizes: 
     return full, left_out
 
 
-def _jackknife_variance(estimates: np.ndarray) -> float:
+def jackknife_variance(estimates: np.ndarray) -> float:
     """(G − 1)/G Σ (θ_(g) − θ̄)² (Efron & Tibshirani 1993, ch. 11, with groups in place of observations)."""
     g = len(estimates)
     return float((g - 1) / g * np.sum((estimates - estimates.mean()) ** 2))
@@ -108,7 +108,7 @@ def grouped_jackknife_test(gold, score_a, score_b, groups, level: float = 0.95) 
     holds whatever the dependence inside a group.
 
     Δz = atanh r(g, a) − atanh r(g, b) on all items; θ_(g) the same with group g left out (computed from
-    per-group sums, :func:`_leave_group_out_r`); variance (G − 1)/G Σ (θ_(g) − θ̄)²; t = Δz / SE on G − 1
+    per-group sums, :func:`leave_group_out_r`); variance (G − 1)/G Σ (θ_(g) − θ̄)²; t = Δz / SE on G − 1
     degrees of freedom, two-sided. The interval of Δr = r(g, a) − r(g, b) is Δr ± t_{G−1} · SE_r with SE_r the
     same jackknife on the r scale, centred at the full-sample Δr. With every group a single item this is the
     ordinary delete-one jackknife. Fewer than two groups, or a correlation undefined with a group left out
@@ -129,8 +129,8 @@ def grouped_jackknife_test(gold, score_a, score_b, groups, level: float = 0.95) 
     nan = math.nan
     if count < 2:
         return JackknifeResult(nan, nan, nan, max(count - 1, 0), nan, nan, nan, nan, count)
-    r_ga, loo_ga = _leave_group_out_r(g, a, labels, sizes, n)
-    r_gb, loo_gb = _leave_group_out_r(g, b, labels, sizes, n)
+    r_ga, loo_ga = leave_group_out_r(g, a, labels, sizes, n)
+    r_gb, loo_gb = leave_group_out_r(g, b, labels, sizes, n)
 
     def fisher(r):
         return np.arctanh(np.clip(r, -1 + 1e-12, 1 - 1e-12))
@@ -139,7 +139,7 @@ def grouped_jackknife_test(gold, score_a, score_b, groups, level: float = 0.95) 
     loo_z, loo_r = fisher(loo_ga) - fisher(loo_gb), loo_ga - loo_gb
     if not (np.isfinite(diff_z) and np.all(np.isfinite(loo_z))):
         return JackknifeResult(diff_z, nan, nan, count - 1, nan, diff_r, nan, nan, count)
-    var_z, var_r = _jackknife_variance(loo_z), _jackknife_variance(loo_r)
+    var_z, var_r = jackknife_variance(loo_z), jackknife_variance(loo_r)
     df = count - 1
     se = math.sqrt(var_z)
     if se > 0:

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from benchbox.cli import app
 from benchbox.comparison.compare import compare
 from benchbox.comparison.output import claims_csv_path
+from benchbox.comparison.sources import resolve_sources
 from benchbox.errors import BenchboxError
 from benchbox.stats import adjust_pvalues
 from benchbox.comparison.settings import CompareSettings
@@ -83,19 +84,48 @@ def test_claim_of_three_seeds_against_a_deterministic_baseline(tmp_path):
     reference = combine_effects(per_row["effect"].to_numpy(), per_row["var"].to_numpy(), method_re="dl")
     tau2 = max(reference.tau2, 0.0)
     weights = 1 / (per_row["var"] + tau2)
-    estimate = (weights * per_row["effect"]).sum() / weights.sum()
-    assert claim["estimate"] == pytest.approx(estimate)
-    # seed-aware: one-sample t of the three per-seed weighted scores against GloVe's
+    # seed t-test (descriptive): one-sample t of the three per-seed weighted scores against GloVe's
     scores = rows.pivot_table(index="model_a", columns="subset", values="value_a").apply(np.arctanh)
     per_seed = scores[per_row.index] @ (weights / weights.sum())
     glove_score = (np.arctanh(rows.groupby("subset")["value_b"].first()[per_row.index]) * weights).sum() / weights.sum()
     reference_t = st.ttest_1samp(per_seed, glove_score)
     assert claim["seed_t"] == pytest.approx(reference_t.statistic) and claim["p_seed"] == pytest.approx(reference_t.pvalue)
-    assert claim["p_claim"] == pytest.approx(max(claim["p_pooled"], claim["p_seed"]))
+    # the claim test by brute force: Δ = Σ w_r (mean over seeds of atanh r_A − atanh r_B), w the random-effects
+    # weights held fixed (so Δ is the pooled estimate); every pair its
+    # own sentence group (distinct sentences), so V_items is the delete-one jackknife over every item of both rows
+    items = {s.label: s.items("sts12") for s in resolve_sources([*map(str, seeds), str(glove)], ["sts12"])}
+    a_labels, b_label = [lab for lab in items if lab != comparison.models[3]], comparison.models[3]
+    subsets = list(per_row.index)
+    parts = {lab: [frame[frame["subset"] == sub].sort_values("item") for sub in subsets] for lab, frame in items.items()}
+    n = np.array([len(part) for part in parts[b_label]])
+    w = (weights[subsets] / weights.sum()).to_numpy()
+
+    def pooled(drop=None):  # drop: (row, position) of the item left out
+        def z(lab, r):
+            part = parts[lab][r]
+            keep = np.ones(len(part), bool)
+            if drop is not None and drop[0] == r:
+                keep[drop[1]] = False
+            return np.arctanh(np.corrcoef(part["gold"].to_numpy()[keep], part["score"].to_numpy()[keep])[0, 1])
+        return [sum(w[r] * z(lab, r) for r in range(len(n))) for lab in [*a_labels, b_label]]
+
+    full = pooled()
+    estimate = np.mean(full[:3]) - full[3]
+    assert claim["estimate"] == pytest.approx(estimate) == (weights * per_row["effect"]).sum() / weights.sum()
+    left_out = np.array([np.mean(v[:3]) - v[3] for v in (pooled((r, i)) for r in range(len(n)) for i in range(n[r]))])
+    g = len(left_out)
+    v_items = (g - 1) / g * ((left_out - left_out.mean()) ** 2).sum()
+    v_seeds = np.var(full[:3], ddof=1) / 3
+    df = (v_items + v_seeds) ** 2 / (v_items**2 / (g - 1) + v_seeds**2 / 2)
+    t = estimate / np.sqrt(v_items + v_seeds)
+    assert claim["variance"] == "jackknife + seeds" and claim["groups"] == g
+    assert claim["var_items"] == pytest.approx(v_items) and claim["var_seeds"] == pytest.approx(v_seeds)
+    assert claim["df"] == pytest.approx(df) and claim["se"] == pytest.approx(np.sqrt(v_items + v_seeds))
+    assert claim["p_claim"] == pytest.approx(2 * st.t.sf(abs(t), df))
     assert claim["aso_epsilon"] < 0.5 and claim["verdict"] == "better"
     headline = comparison.headlines()[0]
     assert headline.startswith(f"char-gru (3 seeds) vs {comparison.models[3]} on 2 correlation rows: pooled Δz = +")
-    assert "seeds 3 vs 1: t(2) = " in headline and "almost stochastically dominant" in headline
+    assert "seeds 3 vs 1 (descriptive): t(2) = " in headline and "jackknife over 350 sentence groups" in headline and "almost stochastically dominant" in headline
     assert f"better on 2, worse on 0 of 2 rows after holm over {int(comparison.table['p'].notna().sum())} tests" in headline
 
 

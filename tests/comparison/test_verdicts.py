@@ -39,7 +39,7 @@ def test_a_worse_claim_names_the_better_model_first_with_its_difference(worse_cl
     low, high = -claim["ci_high"], -claim["ci_low"]  # from good's side
     assert line == (f"good is better than bad on the {claim['rows']} correlation rows: pooled Δz "
                     f"+{-claim['estimate']:.2f} [+{low:.2f}, +{high:.2f}] (mean Δr +{-claim['mean_diff']:.2f}), "
-                    "p < 0.0001 (random-effects z-test)")
+                    "p < 0.0001 (jackknife over 350 sentence groups)")
 
 
 def test_no_significant_difference_states_the_direction_of_the_difference(worse_claim):
@@ -48,20 +48,17 @@ def test_no_significant_difference_states_the_direction_of_the_difference(worse_
     line = verdict(claim, claims=3)
     assert line.startswith(f"No significant difference between bad and good on the {claim['rows']} correlation "
                            f"rows: pooled Δz (bad − good) −{-claim['estimate']:.2f} [")
-    assert line.endswith(", p = 0.21 (random-effects z-test, holm-adjusted over 3 claims)")
+    assert line.endswith(", p = 0.21 (jackknife over 350 sentence groups, holm-adjusted over 3 claims)")
 
 
 def test_the_test_named_is_the_one_that_gave_p(worse_claim):
     claim = worse_claim.copy()
-    # the seed-aware t-test's p is the larger: its difference and interval are stated, not the pooled ones
-    claim.update({"seeds_a": 3, "seed_diff": -0.2, "seed_ci_low": -0.3, "seed_ci_high": -0.1, "seed_t": -4.56,
-                  "seed_df": 2.0, "p_seed": 0.04, "p_pooled": 1e-6, "p_claim": 0.04, "p_claim_adjusted": 0.04})
-    assert verdict(claim).endswith(": mean per-seed Δz +0.20 [+0.10, +0.30] (mean Δr "
-                                   f"+{-claim['mean_diff']:.2f}), p = 0.04 (seed-aware t-test, 1 vs 3 runs, "
-                                   "t(2) = 4.56)")
+    # with seeds, one test of item and seed variance together: its estimate, interval and df are stated
+    claim.update({"seeds_a": 3, "variance": "jackknife + seeds", "df": 4.26, "p_claim_adjusted": 0.04})
+    assert verdict(claim).endswith(f", p = 0.04 (jackknife over 350 sentence groups + seed variance, df = 4.3)")
     # five clusters or fewer: the cluster sign-flip test, whose interval is then the whole line
     claim.update({"variance": "sign-flip", "clusters": 2, "ci_low": -math.inf, "ci_high": math.inf,
-                  "p_seed": math.nan, "p_pooled": 0.5, "p_claim_adjusted": 0.5,
+                  "p_claim_adjusted": 0.5,
                   "verdict": "no significant difference"})
     assert verdict(claim).endswith(" [−∞, +∞] (mean Δr " f"−{-claim['mean_diff']:.2f}), p = 0.5 (sign-flip test "
                                    "over 2 clusters)")
@@ -76,7 +73,7 @@ def test_compare_and_the_report_open_with_the_same_verdict_and_labels(good_bad, 
     ids = [Run.open(p).run_id for p in (good, twin)]
     first, second = f"good ({ids[0]})", f"good ({ids[1]})"  # one rule: the name, told apart by the run id
     lines = result.output.splitlines()
-    assert lines[0].startswith(f"{first} is better than bad on the ") and "random-effects z-test" in lines[0]
+    assert lines[0].startswith(f"{first} is better than bad on the ") and "jackknife over 350 sentence groups" in lines[0]
     assert lines[1].startswith(f"{second} is better than bad on the ")
     comparison = compare([str(good), str(bad), str(twin)], ["sts12"], settings=CompareSettings(n_boot=50))  # every pair, as the report
     verdicts = comparison.verdicts()

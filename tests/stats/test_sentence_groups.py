@@ -265,6 +265,32 @@ def test_clusters_come_from_shared_sentences_on_the_embedded_stsb(tmp_path):
     assert sorted(comparison.claim_rows["cluster"]) == ["sts12/MSRpar+1", "sts12/MSRpar+1", "sts12/MSRvid"]
 
 
+def _states_the_test_that_gave_p(claim: pd.Series) -> None:
+    """The claim's se, df and interval are those of the inference that gave its p: a t (or normal) test's
+    estimate ± quantile · se with p = 2 sf(|estimate / se|); a sign-flip test has neither se nor df (NaN)."""
+    if claim["variance"].startswith("sign-flip"):
+        assert np.isnan(claim["se"]) and np.isnan(claim["df"]), (claim["variance"], claim["se"], claim["df"])
+        return
+    reference = st.norm if np.isinf(claim["df"]) else st.t(claim["df"])
+    half = reference.ppf(0.975) * claim["se"]
+    assert (claim["ci_low"], claim["ci_high"]) == pytest.approx((claim["estimate"] - half, claim["estimate"] + half))
+    assert claim["p_claim"] == pytest.approx(2 * reference.sf(abs(claim["estimate"]) / claim["se"]))
+
+
+def test_the_claim_reports_the_se_df_and_interval_of_its_test(tmp_path):
+    """Three rows, two of them sharing STS-B's sentences: the claim's p came from the sign-flip test while it
+    reported CR2's se and Satterthwaite df (issue 42); now the joint jackknife over the sentence groups of all three
+    rows gives p, se, df and interval together."""
+    pairs = load_stsb(DataRoot(None), "test")
+    stsb = pd.DataFrame({"subset": "test", "item": np.arange(len(pairs.scores)), "sentence1": pairs.sentences1,
+                         "sentence2": pairs.sentences2, "gold": np.asarray(pairs.scores, float)})
+    a = _reuse_run(tmp_path, "a", 1.0, seed=1, stsb=stsb)
+    b = _reuse_run(tmp_path, "b", 1.3, seed=2, stsb=stsb)
+    claim = compare([str(a), str(b)], ["sts12", "stsb-cosine"], n_boot=50).claims.iloc[0]
+    _states_the_test_that_gave_p(claim)
+    assert claim["variance"] == "jackknife" and claim["df"] == claim["groups"] - 1
+
+
 def test_sentence_clusters_label_rows_in_any_order():
     texts = {("sts14", "OnWN"): ["x", "y"], ("sts12", "surprise.OnWN"): ["Y ", "z"], ("sts13", "FNWN"): ["w"],
              ("sts13", "OnWN"): ["q", "z"]}
