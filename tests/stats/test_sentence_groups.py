@@ -286,7 +286,7 @@ def test_the_claim_reports_the_se_df_and_interval_of_its_test(tmp_path):
                          "sentence2": pairs.sentences2, "gold": np.asarray(pairs.scores, float)})
     a = _reuse_run(tmp_path, "a", 1.0, seed=1, stsb=stsb)
     b = _reuse_run(tmp_path, "b", 1.3, seed=2, stsb=stsb)
-    claim = compare([str(a), str(b)], ["sts12", "stsb-cosine"], n_boot=50).claims.iloc[0]
+    claim = compare([str(a), str(b)], ["sts12", "stsb-cosine"], settings=CompareSettings(n_boot=50)).claims.iloc[0]
     _states_the_test_that_gave_p(claim)
     assert claim["variance"] == "jackknife" and claim["df"] == claim["groups"] - 1
 
