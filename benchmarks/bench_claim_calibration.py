@@ -40,7 +40,7 @@ from statsmodels.stats.proportion import proportion_confint
 import benchbox
 from benchbox.comparison.compare import compare_sources
 from benchbox.comparison.sources import resolve_sources
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 
 TASKS = ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb-cosine", "sickr-cosine"]
 WORD = re.compile(r"\S+")

@@ -90,7 +90,7 @@ def leaderboard_command(
     cell the task's declared main score from the model's newest run of it (--all-runs: every run). The terminal table shows correlations × 100
     as the reports do; CSV and JSON hold the values as recorded."""
     from benchbox import formatting
-    from benchbox.task_metadata import task_metadata
+    from benchbox.task_contract.metadata import task_metadata
     from benchbox.results import STANDARD, leaderboard, load_runs
 
     _start(quiet, csv, json_path)

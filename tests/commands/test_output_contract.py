@@ -25,8 +25,8 @@ from benchbox.registry import TASKS as TASK_REGISTRY
 from benchbox.storage.jsonio import SCHEMA_VERSION, dumps, write_json
 from benchbox.results import RUN_COLUMNS, leaderboard, load_runs
 from benchbox.storage.runs import MANIFEST
-from benchbox.task import task_class
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.protocol import task_class
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts
 
 runner = CliRunner()

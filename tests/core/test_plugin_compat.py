@@ -21,11 +21,13 @@ from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import Run
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts, cli
 
 LEGACY = Path(__file__).resolve().parents[1] / "plugin_legacy" / "legacy_tasks.py"
+#: what the legacy plugin imports from ``benchbox.task``, the task protocol's old name, in its order
+LEGACY_NAMES = ("DataFile", "EvalContext", "MetricRecord", "MetricSpec", "Task", "TaskOption", "TaskResult")
 
 
 
@@ -47,9 +49,12 @@ def test_a_plugin_of_the_previous_release_loads_evaluates_and_compares(legacy, t
                            "--bootstrap", "20", "--runs-dir", str(runs))
         assert code == 0, err
         warned = [line for line in err.splitlines() if "deprecated" in line]
-        assert warned == ["warning: MetricSpec(test=...) is deprecated: write MetricSpec(kind=...), where "
+        assert warned == [*(f"warning: benchbox.task.{name} is deprecated: write benchbox.task_contract.protocol."
+                            f"{name}; the old name goes in the next release" for name in LEGACY_NAMES),
+                          "warning: MetricSpec(test=...) is deprecated: write MetricSpec(kind=...), where "
                           "test='accuracy' is kind='classification'; the old name goes in the next release"
-                          ][:len(warned)]  # one line for the plugin's four metrics (none once it is imported)
+                          ][:len(warned)]  # one line per name imported from the old module, one for the plugin's
+        # four metrics (none once it is imported)
     first, second = sorted(runs.iterdir())
     run = Run.open(first)
     items = run.items("legacy-paraphrase")
@@ -116,6 +121,31 @@ def test_the_protocols_old_module_name_works_with_one_warning():
     assert Encoder is protocol.Encoder
     with pytest.raises(ImportError):
         from benchbox.encoder import NoSuchName  # noqa: F401
+
+
+def test_the_task_contracts_old_module_names_work_with_one_warning_per_name():
+    """The task protocol, the task options and the kinds of paired test moved into ``benchbox.task_contract``; a
+    plugin importing them from their old modules gets the same objects and one warning per name saying what to
+    write, and a name the module never had is an ImportError."""
+    from benchbox.registry import PluginDeprecationWarning
+    from benchbox.task_contract import options, paired_tests, protocol
+
+    with pytest.warns(PluginDeprecationWarning) as caught:
+        from benchbox.task import MetricSpec as OldSpec, Task as OldTask
+        from benchbox.task_options import TaskOption as OldOption
+        from benchbox.paired_tests import PairedKind as OldKind
+    assert [str(w.message).split(" is deprecated")[0] for w in caught] == [
+        "benchbox.task.MetricSpec", "benchbox.task.Task", "benchbox.task_options.TaskOption",
+        "benchbox.paired_tests.PairedKind"]
+    assert str(caught[0].message) == ("benchbox.task.MetricSpec is deprecated: write "
+                                      "benchbox.task_contract.protocol.MetricSpec; the old name goes in the next release")
+    assert "write benchbox.task_contract.options.TaskOption;" in str(caught[2].message)
+    assert "write benchbox.task_contract.paired_tests.PairedKind;" in str(caught[3].message)
+    assert (OldSpec, OldTask, OldOption, OldKind) == (protocol.MetricSpec, protocol.Task, options.TaskOption,
+                                                      paired_tests.PairedKind)
+    for old in ("benchbox.task", "benchbox.task_options", "benchbox.paired_tests"):
+        with pytest.raises(ImportError):
+            exec(f"from {old} import NoSuchName")
 
 
 def test_mixed_item_rows_are_checked_kind_by_kind(tmp_path):
