@@ -1,5 +1,6 @@
-"""Deprecated: the task protocol moved to :mod:`benchbox.task_contract.protocol`. ``from benchbox.task import Task``
-still works for one release, with one warning saying what to write (docs/plugins.md, "Compatibility")."""
+"""Deprecated: the task protocol, now :mod:`benchbox.task_contract.protocol`. Importing a name from this old module
+(``Task``, ...) still works for one release, with one warning saying what to write (docs/plugins.md,
+"Compatibility")."""
 
 from __future__ import annotations
 
@@ -11,5 +12,5 @@ def __getattr__(name: str) -> Any:
     from benchbox.task_contract import protocol
 
     value = getattr(protocol, name)  # an unknown name: AttributeError, as for any module
-    renamed(f"benchbox.task.{name}", f"benchbox.task_contract.protocol.{name}")
+    renamed(f"{__name__}.{name}", f"{protocol.__name__}.{name}")
     return value

@@ -1,5 +1,6 @@
-"""Deprecated: the task options moved to :mod:`benchbox.task_contract.options`. ``from benchbox.task_options import TaskOption``
-still works for one release, with one warning saying what to write (docs/plugins.md, "Compatibility")."""
+"""Deprecated: the task options, now :mod:`benchbox.task_contract.options`. Importing a name from this old module
+(``TaskOption``, ...) still works for one release, with one warning saying what to write (docs/plugins.md,
+"Compatibility")."""
 
 from __future__ import annotations
 
@@ -11,5 +12,5 @@ def __getattr__(name: str) -> Any:
     from benchbox.task_contract import options
 
     value = getattr(options, name)  # an unknown name: AttributeError, as for any module
-    renamed(f"benchbox.task_options.{name}", f"benchbox.task_contract.options.{name}")
+    renamed(f"{__name__}.{name}", f"{options.__name__}.{name}")
     return value

@@ -10,6 +10,6 @@
   scale for claims);
 - :mod:`.item_checks`: a task's per-item rows checked against the columns its kinds read before a run is written.
 
-``benchbox.tasks`` (with an s) holds the tasks. ``benchbox.task``, ``benchbox.task_options`` and
-``benchbox.paired_tests`` are the old names of three of these modules, deprecated (docs/plugins.md, "Compatibility").
+``benchbox.tasks`` (with an s) holds the tasks. ``task.py``, ``task_options.py`` and ``paired_tests.py`` at the top
+of ``benchbox/`` are the old names of three of these modules, deprecated (docs/plugins.md, "Compatibility").
 """

@@ -26,8 +26,8 @@ LAYERS = {
     # 3 data access
     "benchbox.data": 3,
     # 4 the task contract (the protocol, options, metadata, the paired-test kinds, item checks), the old names of
-    # three of its modules; run labels
-    "benchbox.task_contract": 4, "benchbox.task": 4, "benchbox.task_options": 4, "benchbox.paired_tests": 4,
+    # three of its modules (task.py, task_options.py, paired_tests.py); run labels
+    "benchbox.task_contract": 4, **{f"benchbox.{old}": 4 for old in ("task", "task_options", "paired_tests")},
     "benchbox.labels": 4,
     # 5 plugins: the protocols and the encoders
     "benchbox.tasks": 5, "benchbox.encoders": 5,
@@ -212,7 +212,7 @@ def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
     assert LAYERS[layer("benchbox.data.root")] > LAYERS[layer("benchbox.storage.runs")]  # storage never reads data
     assert layer("benchbox.stats.pooling") == "benchbox.stats" and layer("benchbox") == "benchbox"
     assert layer("benchbox.encoders") == "benchbox.encoders" and layer("benchbox.encoding.protocol") == "benchbox.encoding"
-    assert layer("benchbox.tasks.sts") == "benchbox.tasks" and layer("benchbox.task") == "benchbox.task"
+    assert layer("benchbox.tasks.sts") == "benchbox.tasks"
     assert layer("benchbox.task_contract.protocol") == "benchbox.task_contract"
     assert layer("benchbox.unplaced") is None
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
