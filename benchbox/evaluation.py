@@ -26,11 +26,11 @@ from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
 from benchbox.storage.identity import cache_key, computation, encoder_record, task_record
 from benchbox.data.image_files import image_embedder
-from benchbox.item_checks import check_items
+from benchbox.task_contract.item_checks import check_items
 from benchbox.options import check_number
 from benchbox.storage.runs import METRIC_COLUMNS, write_run
-from benchbox.task import EvalContext, MetricRecord, Task, TaskResult, require_task_data, resolve_tasks
-from benchbox.task_options import TaskOptions, resolve_options
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, Task, TaskResult, require_task_data, resolve_tasks
+from benchbox.task_contract.options import TaskOptions, resolve_options
 
 
 @dataclass
@@ -48,13 +48,13 @@ class Evaluation:
     elapsed_s: dict[str, float] = field(default_factory=dict)
     #: the Task objects evaluated, by name: their metadata is recorded with each result
     tasks: dict[str, Task] = field(default_factory=dict)
-    #: per task, its option values as resolved for the run and used (:func:`benchbox.task_options.resolve_options`)
+    #: per task, its option values as resolved for the run and used (:func:`benchbox.task_contract.options.resolve_options`)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: what the encoder observed while encoding (:meth:`Encoder.run_notes`, e.g. truncated sentences); recorded
     #: beside the encoder, not in its identity (it depends on what the cache already held)
     encoder_notes: dict[str, Any] = field(default_factory=dict)
     #: the data files evaluated although their sha256 is not the published one (``--allow-data-mismatch``):
-    #: label → ``{"expected", "found"}`` (:func:`benchbox.task.require_task_data`)
+    #: label → ``{"expected", "found"}`` (:func:`benchbox.task_contract.protocol.require_task_data`)
     data_mismatch: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property

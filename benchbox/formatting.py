@@ -1,5 +1,5 @@
 """How numbers appear to a person, in terminal tables and reports alike, as each metric's
-:class:`~benchbox.task.MetricSpec` declares: its value × ``scale`` (correlations × 100, as Merkx & Frank 2019
+:class:`~benchbox.task_contract.protocol.MetricSpec` declares: its value × ``scale`` (correlations × 100, as Merkx & Frank 2019
 print them) with ``decimals`` decimals, or, where a metric declares none, four significant digits; a value and its
 interval bounds at one precision, intervals in brackets or as ± half-widths, p-values with three decimals, and
 never ``-0.0``. Machine output (JSON, CSV, run folders) keeps the stored values unscaled."""
@@ -18,7 +18,7 @@ SIGNIFICANT = 4
 
 
 class Display(Protocol):
-    """What formatting reads of a metric (a :class:`~benchbox.task.MetricSpec`)."""
+    """What formatting reads of a metric (a :class:`~benchbox.task_contract.protocol.MetricSpec`)."""
 
     scale: float
     decimals: int | None

@@ -47,7 +47,7 @@ import pandas as pd
 
 from benchbox.errors import BenchboxError
 from benchbox.storage.runs import METRIC_COLUMNS, Run
-from benchbox.task_metadata import task_metadata
+from benchbox.task_contract.metadata import task_metadata
 
 #: the columns of :func:`load_runs` before the ``option.*`` columns
 RUN_COLUMNS = ["run_id", "path", "label", "encoder", "fingerprint", "encoder_provider", "encoder_version", "task",

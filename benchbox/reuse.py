@@ -35,8 +35,8 @@ from benchbox.storage.jsonio import to_jsonable
 from benchbox.storage.identity import describe_difference, differences, task_record
 from benchbox.storage.provenance import package_versions
 from benchbox.storage.runs import MANIFEST, Run
-from benchbox.task import DataFile, Task, locate_file
-from benchbox.task_options import TaskOptions, option_values
+from benchbox.task_contract.protocol import DataFile, Task, locate_file
+from benchbox.task_contract.options import TaskOptions, option_values
 
 
 def recorded_options(options: TaskOptions) -> dict:
@@ -65,7 +65,7 @@ def data_unchanged(checksums: dict[str, str], data: DataRoot, task: Task) -> boo
 
 
 def package_checksums(task: Task, data: DataRoot) -> set[str]:
-    """The sha256 of every file ``task`` reads from a package folder (:class:`benchbox.task.DataFile` with a
+    """The sha256 of every file ``task`` reads from a package folder (:class:`benchbox.task_contract.protocol.DataFile` with a
     ``package_dir``); none when one is missing or altered (the evaluation would refuse it)."""
     try:
         return {data.checksum(locate_file(data, f)) for f in task.data_files

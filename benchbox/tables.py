@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from benchbox.comparison.compare import Comparison
     from benchbox.comparison.settings import CompareSettings
     from benchbox.evaluation import Evaluation
-    from benchbox.task_metadata import KnownTasks
+    from benchbox.task_contract.metadata import KnownTasks
 
 VERDICT_STYLE = {"better": "green", "worse": "red"}
 VERDICT_SHORT = {"no significant difference": "n.s."}

@@ -25,7 +25,7 @@ import numpy as np
 import benchbox
 import benchbox.storage.cache as cache_mod
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 
 def baseline_read(keys_file):  # the reader before issue #17: no checksum, embeddings memory-mapped
     keys = np.load(keys_file)

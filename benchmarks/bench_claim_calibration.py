@@ -60,7 +60,7 @@ from benchbox.stats import grouped_jackknife_test, sentence_groups
 from benchbox.stats import seeds as seed_stats
 from benchbox.stats.claim_test import joint_test
 from benchbox.stats.pooling import pool_effects
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 
 TASKS = ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb-cosine", "sickr-cosine"]
 WORD = re.compile(r"\S+")

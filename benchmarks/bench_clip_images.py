@@ -103,7 +103,7 @@ def equal_recalls(encoder, root: Path, ids: list[str], args) -> None:
     from benchbox import run_tasks
     from benchbox.data.captions import load_flickr8k
     from benchbox.data.root import DataRoot
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
 
     ours = run_tasks(encoder, ["retrieval"], data_dir=root, options=TaskOptions(bootstrap=0), cache=False)
     ours = ours.metrics_frame().set_index(["subset", "metric"])["value"]
@@ -148,7 +148,7 @@ def coco_rerun(tmp: Path, args) -> None:
 
     from benchbox import load_encoder, run_tasks
     from benchbox.storage.cache import EmbeddingCache
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
     from tests.vl_models import OPENCLIP_TINY
 
     root, n = tmp / "coco-root", 5000

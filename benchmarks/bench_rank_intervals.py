@@ -36,7 +36,7 @@ import pandas as pd
 
 from benchbox.stats import ranking
 from benchbox.comparison.resampled_scores import resampled_score
-from benchbox.task import MetricSpec
+from benchbox.task_contract.protocol import MetricSpec
 
 DESIGNS = {"crowded": [0.60, 0.59, 0.58, 0.57, 0.55], "spread": [0.65, 0.60, 0.55, 0.50, 0.45],
            "tied top": [0.60, 0.60, 0.58, 0.56, 0.54]}

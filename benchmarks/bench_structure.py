@@ -71,7 +71,7 @@ def flickr8k(repeats: int) -> dict[str, float]:
     from benchbox.data.root import DataRoot
     from benchbox.evaluation import load_encoder, run_tasks
     from benchbox.data.image_features import save_features
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
 
     data = DataRoot()
     ids = load_flickr8k(data, "test").image_ids

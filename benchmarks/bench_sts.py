@@ -22,7 +22,7 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 import benchbox
 from benchbox.storage.cache import EmbeddingCache
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 def run():
     return benchbox.run_tasks("glove-bow", ["sts"], data_dir=sys.argv[1], cache=EmbeddingCache(sys.argv[2]),
                               options=TaskOptions(bootstrap=int(sys.argv[3])))
@@ -72,7 +72,7 @@ def full_runs(data_dir: str, bootstrap: int) -> None:
 def throughput() -> None:
     from benchbox.data.root import DataRoot
     from benchbox.encoders.glove_bow import GloveBowEncoder
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
     from benchbox.tasks.sts import STS12, STS13, STS14, STS15, STS16
 
     root = DataRoot(os.environ.get("BENCHBOX_DATA"))

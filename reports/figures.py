@@ -18,7 +18,7 @@ COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 
 def as_shown(rows: pd.DataFrame) -> pd.DataFrame:
     """``rows`` with value, ci_low and ci_high as a person sees them: × the ``scale`` of each row's metric spec
-    (column ``spec``, a :class:`~benchbox.task.MetricSpec`; Pearson r × 100)."""
+    (column ``spec``, a :class:`~benchbox.task_contract.protocol.MetricSpec`; Pearson r × 100)."""
     scale = rows["spec"].map(lambda spec: spec.scale).to_numpy(float)
     return rows.assign(**{c: rows[c].to_numpy(float) * scale for c in ("value", "ci_low", "ci_high")})
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from benchbox import formatting
 from benchbox.comparison.leaderboard import Board
-from benchbox.task import MetricSpec
+from benchbox.task_contract.protocol import MetricSpec
 
 #: the overall score and the Borda count, as shown
 OVERALL = MetricSpec("overall", unit="r", scale=100, decimals=1)

@@ -3,7 +3,7 @@ paper's Table 2 layout), transfer tasks, one table per other task group (a plugi
 and every remaining metric, so that no number of a run is left out.
 
 Each task's section is its ``group`` and its rows' position its ``order`` (then its name), and each number is shown
-as its metric's spec says, from what is known of the task (:mod:`benchbox.task_metadata`: the installed task, else
+as its metric's spec says, from what is known of the task (:mod:`benchbox.task_contract.metadata`: the installed task, else
 what a run recorded of it; else group ``"other"`` at the end); subsets follow their order of first appearance,
 columns the order of the sources.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.comparison.sources import Source, known_tasks
-from benchbox.task_metadata import OTHER
+from benchbox.task_contract.metadata import OTHER
 from benchbox.tasks.retrieval import Retrieval
 from benchbox.tasks.structure import Structure
 from benchbox.tasks.sts import SEMANTIC_GROUP
@@ -38,7 +38,7 @@ STRUCTURE_METRICS = tuple(spec.name for spec in Structure.metrics)
 
 def tidy(sources: list[Source]) -> pd.DataFrame:
     """All metric records with ``label``, ``group`` and ``spec`` (the metric's
-    :class:`~benchbox.task.MetricSpec`: how it is shown) columns and sort keys (task, subset and source order)."""
+    :class:`~benchbox.task_contract.protocol.MetricSpec`: how it is shown) columns and sort keys (task, subset and source order)."""
     frames = [s.metrics.assign(label=s.label, reference=s.is_reference, source_rank=i)
               for i, s in enumerate(sources) if not s.metrics.empty]
     if not frames:

@@ -20,7 +20,7 @@ from benchbox import formatting as fmt
 from benchbox.reports.document import Block, Paragraph, Table
 from benchbox.comparison.sources import Source
 from benchbox.stats.corrections import CORRECTIONS
-from benchbox.task_metadata import KnownTasks
+from benchbox.task_contract.metadata import KnownTasks
 
 
 class ComparisonLike(Protocol):
@@ -93,7 +93,7 @@ def _check_columns(table: pd.DataFrame) -> None:
 
 def _headline(a: str, b: str, rows: pd.DataFrame, name: str, claims: pd.DataFrame | None) -> str:
     """The pair's claim in one sentence, from the comparison's verdicts (and its pooled claims, if any)."""
-    from benchbox.paired_tests import KINDS
+    from benchbox.task_contract.paired_tests import KINDS
     from benchbox.comparison.compare import VERDICTS
 
     units = rows[rows["summary"].astype(bool)] if "summary" in rows else rows
@@ -145,7 +145,7 @@ def significance_blocks(comparison: ComparisonLike) -> list[Block]:
 
 def _dependence_note(comparison: ComparisonLike) -> str:
     """How the correlation rows treated pairs that share a sentence, when the comparison says."""
-    from benchbox.paired_tests import JACKKNIFE
+    from benchbox.task_contract.paired_tests import JACKKNIFE
 
     if comparison.settings.item_dependence == "independent":
         return (" Every correlation row is tested by Williams' t (or Steiger's Z) as if its sentence pairs were "

@@ -20,7 +20,7 @@ from benchbox import formatting as fmt
 from benchbox.reports.document import Table
 from benchbox.reports.figures import as_shown
 from benchbox.storage.runs import Run
-from benchbox.task_metadata import task_metadata
+from benchbox.task_contract.metadata import task_metadata
 
 CURVE_COLUMNS = ["panel", "series", "epoch", "value", "ci_low", "ci_high"]
 DEV_PANEL = "dev retrieval (%)"

@@ -1,11 +1,11 @@
 """Task bases for plugin authors: a task is its data, its metadata and a few lines (docs/plugins.md).
 
 Each base reads its data from tab- or comma-separated files with a header line (``#`` lines are comments;
-:mod:`benchbox.tasks.table_files`), declared as the task's ``data_files`` (a :class:`~benchbox.task.DataFile` in
+:mod:`benchbox.tasks.table_files`), declared as the task's ``data_files`` (a :class:`~benchbox.task_contract.protocol.DataFile` in
 the plugin's package, with its sha256), and maps the file's column names onto its own with ``columns``
 (``{"gold": "label"}``: the file's ``label`` column is the gold). It embeds the sentences, scores them, and
 returns the metric records with their 95% intervals and the per-item rows the paired tests read
-(:mod:`benchbox.paired_tests`), so that compare, the claims and the reports treat the task like a built-in one:
+(:mod:`benchbox.task_contract.paired_tests`), so that compare, the claims and the reports treat the task like a built-in one:
 
 - :class:`PairCorrelationTask`: sentence pairs with a graded gold score; the cosine of the two sentences
   correlated with gold per subset (Pearson and Spearman with Fisher-z intervals; paired tests: ``correlation``);
@@ -46,7 +46,7 @@ from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
 from benchbox.stats.intervals import FISHER_MIN_N
 from benchbox.stats.resampling import percentile_interval
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.sts import CORRELATIONS, correlation_records
 from benchbox.tasks.structure_measures import unit_rows
 from benchbox.tasks.table_files import check_column_names, first_repeat, read_table

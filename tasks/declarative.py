@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to
-from benchbox.task import DataFile, Task
+from benchbox.task_contract.protocol import DataFile, Task
 from benchbox.tasks.bases import PairClassificationTask, PairCorrelationTask, ProbeClassificationTask, RetrievalTask
 from benchbox.tasks.table_files import DELIMITERS, check_column_names
 

@@ -33,8 +33,8 @@ from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.task import EvalContext, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.senteval_data import (
     SICK_FILES,
     SNLI_FOLDER,

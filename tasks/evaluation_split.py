@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchbox.data.captions import CaptionSplit, evaluation_split_files, load_evaluation_split
-from benchbox.task import EvalContext
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext
+from benchbox.task_contract.options import TaskOption
 
 #: the captions' text: Merkx & Frank's (`` .`` appended to a caption without a final full stop, what their
 #: published numbers used) or the files' own (what CLIP_benchmark and the CLIP-family comparators used)

@@ -4,7 +4,7 @@ included as in SentEval's transfer table; SNLI is not: its 550k training pairs r
 
 from __future__ import annotations
 
-from benchbox.task import TaskGroup
+from benchbox.task_contract.protocol import TaskGroup
 
 SEMANTIC = TaskGroup(
     "semantic",

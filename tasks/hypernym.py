@@ -36,8 +36,8 @@ from benchbox.data.wordnet import (DEFAULT_WORDNET, HELD_OUT, HypernymSplit, Nou
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.order_entailment import VENDROV_BIBTEX, best_threshold, order_penalty
 from benchbox.tasks.transfer import ACCURACY
 

@@ -31,8 +31,8 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.entailment import SNLIFolder, snli_folder, snli_required
 from benchbox.tasks.senteval_data import (
     SICK_FILES,

@@ -49,8 +49,8 @@ from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 from benchbox.threads import one_thread
 from benchbox.tasks.senteval_data import (
     SENTEVAL_BIBTEX,

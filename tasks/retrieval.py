@@ -43,8 +43,8 @@ from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.stats.resampling import index_batches, percentile_interval
 from benchbox.stats import wilson_ci
 from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
-from benchbox.task_options import TaskOption, TaskOptions
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
+from benchbox.task_contract.options import TaskOption, TaskOptions
 from benchbox.tasks.retrieval_metrics import (
     DIRECTIONS,
     MEDR_CONVENTIONS,

@@ -31,7 +31,7 @@ from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
 from benchbox.data.image_files import OWN_IMAGES, own_image_embeddings
 from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
 from benchbox.tasks.retrieval import FEATURES, IMAGES
 from benchbox.tasks.structure_measures import structure
 

@@ -34,8 +34,8 @@ from benchbox.stats.resampling import (
     weighted_spearman,
 )
 from benchbox.stats import fisher_ci
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
-from benchbox.task_options import TaskOption, TaskOptions
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
+from benchbox.task_contract.options import TaskOption, TaskOptions
 from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
 
 TEXT_VARIANTS = ("senteval", "raw")
@@ -123,7 +123,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndarray) -> list[MetricRecord]:
     """Pearson and Spearman of ``score`` against ``gold`` with Fisher-z 95% intervals (NaN for a constant
-    side, which the run's item checks then refuse in one line: :mod:`benchbox.item_checks`)."""
+    side, which the run's item checks then refuse in one line: :mod:`benchbox.task_contract.item_checks`)."""
     from scipy import stats as st
 
     n = len(gold)

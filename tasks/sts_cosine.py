@@ -16,7 +16,7 @@ import pandas as pd
 from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
-from benchbox.task import EvalContext, Task, TaskResult
+from benchbox.task_contract.protocol import EvalContext, Task, TaskResult
 from benchbox.tasks.senteval_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records, cosine_rows
 

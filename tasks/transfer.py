@@ -44,8 +44,8 @@ from benchbox.device import resolve_device
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.senteval_data import (
     BINARY_FILES,
     MRPC_FILES,

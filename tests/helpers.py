@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 
 from benchbox.encoding.protocol import Encoder
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 
 
 class TableEncoder(Encoder):

@@ -19,8 +19,8 @@ from benchbox.options import DEFAULT_RESAMPLES
 from benchbox.threads import set_threads
 from benchbox.tables import print_table, pair_table, seed_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
-from benchbox.task import parse_task_arguments
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.protocol import parse_task_arguments
+from benchbox.task_contract.options import TaskOptions
 
 
 @with_compare_settings

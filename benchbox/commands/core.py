@@ -24,8 +24,8 @@ from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.registry import ENCODERS, TASKS
 from benchbox.tables import print_table, results_table
 from benchbox.commands.task_flags import TaskFlagsCommand, given_flags
-from benchbox.task import TaskGroup, parse_task_arguments, resolve_tasks
-from benchbox.task_options import TaskOptions, resolve_options
+from benchbox.task_contract.protocol import TaskGroup, parse_task_arguments, resolve_tasks
+from benchbox.task_contract.options import TaskOptions, resolve_options
 from benchbox.threads import set_threads
 
 

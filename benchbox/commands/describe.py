@@ -1,4 +1,4 @@
-"""``benchbox describe TASK``: everything a task declares (:class:`benchbox.task.Task`), as plain text."""
+"""``benchbox describe TASK``: everything a task declares (:class:`benchbox.task_contract.protocol.Task`), as plain text."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from benchbox.console import out
 from benchbox.data.root import published_sha256
 from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
-from benchbox.task import DataFile, TaskGroup, task_class
-from benchbox.task_options import TaskOptions, option_values
+from benchbox.task_contract.protocol import DataFile, TaskGroup, task_class
+from benchbox.task_contract.options import TaskOptions, option_values
 
 
 def describe_lines(name: str) -> list[str]:

@@ -93,7 +93,7 @@ DEVICE = Annotated[str, typer.Option(help="auto (CUDA when torch sees a GPU, els
 DATA_DIR = Annotated[Optional[Path], typer.Option(
     help="Data root (default: $BENCHBOX_DATA, else the user data dir; STS-B and SICK are embedded).",
     callback=existing_data_dir)]
-#: evaluate data files whose sha256 is not the one data_manifest.json publishes (benchbox.task.require_task_data)
+#: evaluate data files whose sha256 is not the one data_manifest.json publishes (benchbox.task_contract.protocol.require_task_data)
 ALLOW_DATA_MISMATCH = Annotated[bool, typer.Option(
     "--allow-data-mismatch", envvar="BENCHBOX_ALLOW_DATA_MISMATCH", help="Evaluate data files whose sha256 differs from the published one (a damaged or "
     "edited copy) instead of refusing them; the run records each file's expected and found sha256.")]

@@ -1,9 +1,9 @@
-"""The task flags of ``eval`` and ``compare``: one command-line option per :attr:`benchbox.task_options.TaskOption.flag`
+"""The task flags of ``eval`` and ``compare``: one command-line option per :attr:`benchbox.task_contract.options.TaskOption.flag`
 that a registered task declares (``--text``, ``--kfold``, ``--features``, ...), generated from the tasks when the
 command runs or shows its help, so that a task option with a flag is declared once, in its task.
 
 A flag's value goes to every task evaluated that has an option with that flag and is not given its own
-``-t TASK:KEY=VALUE`` (:func:`benchbox.task_options.option_values`); its type and choices are those of the first option
+``-t TASK:KEY=VALUE`` (:func:`benchbox.task_contract.options.option_values`); its type and choices are those of the first option
 declaring it, its range is checked by each task's option. The tasks are loaded for their flags only by the
 commands that take flags, and only when a command line names an option the command does not have itself (or asks
 for help): ``benchbox --help``, the other commands and a command line without task flags load none.
@@ -20,7 +20,7 @@ import typer.main
 from typer.core import TyperCommand
 
 from benchbox.registry import PluginWarning
-from benchbox.task_options import TaskOption, task_flags
+from benchbox.task_contract.options import TaskOption, task_flags
 
 #: the prefix of a flag's parameter name, apart from the command's own parameters
 PARAMETER = "task_flag__"

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from benchbox.paired_tests import sentence_columns
+from benchbox.task_contract.paired_tests import sentence_columns
 from benchbox.stats.claim_test import ClaimTest, claim_groups, joint_test
 
 if TYPE_CHECKING:
     from benchbox.comparison.sources import Source
-    from benchbox.task_metadata import KnownTasks
+    from benchbox.task_contract.metadata import KnownTasks
 
 
 def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str], rows: list[tuple[str, str]],

@@ -2,7 +2,7 @@
 
 A *model* is a run, an encoder, a published comparator, or the runs of one configuration that differ only in
 their seeds (:func:`benchbox.comparison.sources.seed_groups`). For every two models and every summary metric whose
-kind of paired test has a common scale (:mod:`benchbox.paired_tests`: correlation rows, Pearson per subset;
+kind of paired test has a common scale (:mod:`benchbox.task_contract.paired_tests`: correlation rows, Pearson per subset;
 classification rows, accuracy; retrieval rows, R@10 per direction; a plugin's summary metric on its own scale)
 with at least two rows on at least two item sets, a claim gets:
 
@@ -40,7 +40,7 @@ import pandas as pd
 from benchbox import stats
 from benchbox.comparison.settings import CompareSettings
 from benchbox.comparison.sources import seed_groups
-from benchbox.paired_tests import KINDS, PairedKind
+from benchbox.task_contract.paired_tests import KINDS, PairedKind
 from benchbox.comparison.claim_items import correlation_claim
 from benchbox.stats import seeds
 from benchbox.stats.claim_test import MAX_GROUP_SHARE, MIN_GROUPS, pooled_claim
@@ -48,7 +48,7 @@ from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
 
 if TYPE_CHECKING:
     from benchbox.comparison.sources import Source
-    from benchbox.task_metadata import KnownTasks
+    from benchbox.task_contract.metadata import KnownTasks
 
 ALPHA = 0.05
 #: the inference that gave the claim's p, se, df and interval (:attr:`benchbox.stats.claim_test.ClaimTest.method`,
@@ -183,7 +183,7 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
 
 def _pooled_metrics(table: pd.DataFrame, known: KnownTasks) -> list[tuple[PairedKind, str, bool]]:
     """The (kind, metric, higher is better) of the summary rows that pool into claims: every summary metric whose
-    kind has a common scale, in the order of :data:`benchbox.paired_tests.KINDS`, then of first appearance."""
+    kind has a common scale, in the order of :data:`benchbox.task_contract.paired_tests.KINDS`, then of first appearance."""
     found: dict[tuple[str, str], bool] = {}
     for task, metric in dict.fromkeys(zip(table["task"], table["metric"])):
         spec = known.spec(task, metric)

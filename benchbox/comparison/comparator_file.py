@@ -48,7 +48,7 @@ def _number(entry: dict[str, Any], key: str, where: str) -> float:
 
 def _row(entry: Any, where: str) -> dict[str, Any]:
     """One entry checked (module docstring) as a metric row with its name and citation."""
-    from benchbox.task import task_class
+    from benchbox.task_contract.protocol import task_class
 
     if not isinstance(entry, dict):
         raise BenchboxError(f"{where} is not a table: write [[comparator]] entries with keys {', '.join(REQUIRED)}")

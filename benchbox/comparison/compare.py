@@ -6,11 +6,11 @@ published comparators (``paper:merkx2019/...``, :mod:`benchbox.data.comparators`
 ``LABEL=SOURCE`` (:mod:`benchbox.labels`). Every source is opened or loaded before anything is evaluated.
 Every pair of sources is compared on every task × subset × metric both have, paired item by item on the
 task's ``item_keys`` (:mod:`benchbox.comparison.pairing`). The test is the one of the kind the metric's
-:class:`~benchbox.task.MetricSpec` declares (:mod:`benchbox.paired_tests`: correlations by Williams' t, Steiger's Z
+:class:`~benchbox.task_contract.protocol.MetricSpec` declares (:mod:`benchbox.task_contract.paired_tests`: correlations by Williams' t, Steiger's Z
 or the sentence-group jackknife, accuracy and recalls by McNemar, ranks by Wilcoxon, means and a task's own
 statistic by a paired bootstrap); the direction of "better" is its ``higher_is_better``, the summary rows its
 ``summary`` metrics. What is known of a task comes from the installed task, else from what a run recorded of
-it, else from the conventions read off its per-item columns (:mod:`benchbox.task_metadata`). Published numbers
+it, else from the conventions read off its per-item columns (:mod:`benchbox.task_contract.metadata`). Published numbers
 have no per-item scores: their Pearson rows are tested at the worst case over the unknown r(A, B), flagged
 ``approximate``.
 
@@ -67,12 +67,12 @@ from benchbox.comparison.sources import Source, is_run_collection, not_seeds, re
 from benchbox.comparison.versions import version_differences, version_lines
 from benchbox.comparison.settings import CompareSettings
 from benchbox.errors import BenchboxError
-from benchbox.paired_tests import KINDS, PairSettings, RowTest, sentence_columns
+from benchbox.task_contract.paired_tests import KINDS, PairSettings, RowTest, sentence_columns
 from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.corrections import CORRECTIONS
-from benchbox.task import MetricSpec, resolve_tasks
-from benchbox.task_options import TaskOptions
-from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
+from benchbox.task_contract.protocol import MetricSpec, resolve_tasks
+from benchbox.task_contract.options import TaskOptions
+from benchbox.task_contract.metadata import KnownTasks, TaskMetadata, task_metadata
 
 #: the comparison table's columns: after the raw ``p``, the p adjusted by each correction (``p_holm``, ``p_bh``)
 COLUMNS = ["task", "subset", "metric", "model_a", "model_b", "value_a", "ci_low_a", "ci_high_a", "value_b",
@@ -84,7 +84,7 @@ VERDICTS = ("better", "worse", "no significant difference")
 
 
 def compared_task(task: str, a: Source, b: Source) -> TaskMetadata:
-    """What is known of ``task`` for comparing ``a`` with ``b`` (:func:`benchbox.task_metadata.task_metadata`):
+    """What is known of ``task`` for comparing ``a`` with ``b`` (:func:`benchbox.task_contract.metadata.task_metadata`):
     the installed task, else what either run recorded, else the conventions of either run's per-item rows (none:
     published numbers, compared on Pearson rows only)."""
 

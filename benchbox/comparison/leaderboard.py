@@ -34,7 +34,7 @@ from benchbox.comparison.resampled_scores import PER_SUBSET, resampled_score, st
 from benchbox.comparison.sources import Source, known_tasks, seed_groups
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_GROUP, DEFAULT_RESAMPLES, DEFAULT_SEED
-from benchbox.task_metadata import KnownTasks
+from benchbox.task_contract.metadata import KnownTasks
 
 #: the headline subsets of a task, in order of preference
 MAIN_SUBSETS = ("all", "test")
@@ -247,7 +247,7 @@ def group_tasks(group: str, shown: list[str]) -> list[str]:
     """The tasks of ``group`` (a task group or ``all``) among those shown; ``all``: every task shown."""
     if group == "all":
         return list(shown)
-    from benchbox.task import resolve_tasks
+    from benchbox.task_contract.protocol import resolve_tasks
 
     members = [t.name for t in resolve_tasks([group])]
     return [t for t in shown if t in members]

@@ -19,8 +19,8 @@ from benchbox.reuse import find_reusable_run
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.outdir import check_writable
 from benchbox.storage.runs import Run
-from benchbox.task import require_task_data, resolve_tasks
-from benchbox.task_options import TaskOptions, resolve_options
+from benchbox.task_contract.protocol import require_task_data, resolve_tasks
+from benchbox.task_contract.options import TaskOptions, resolve_options
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class OnDemand:
     """How encoders among the sources are evaluated: the data root, the runs folder they are looked up in and
     written to, the task options, the embedding cache, ``rerun`` (evaluate afresh even when a matching run
     exists) and ``allow_data_mismatch`` (evaluate data files that are not the published ones,
-    :func:`benchbox.task.require_task_data`)."""
+    :func:`benchbox.task_contract.protocol.require_task_data`)."""
 
     data_dir: str | os.PathLike | None = None
     runs_dir: str | os.PathLike = "runs"

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.paired_tests import sentence_columns
+from benchbox.task_contract.paired_tests import sentence_columns
 from benchbox.stats.pooling import sentence_clusters
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: l
 def row_clusters(items: dict[str, pd.DataFrame | None],
                  item_keys: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], str]:
     """Cluster labels of the (task, subset) rows whose items carry sentences
-    (:data:`benchbox.paired_tests.TEXT_COLUMNS`): rows that share a normalised sentence, directly or through other
+    (:data:`benchbox.task_contract.paired_tests.TEXT_COLUMNS`): rows that share a normalised sentence, directly or through other
     rows, get one label (:func:`benchbox.stats.pooling.sentence_clusters`). ``items``: task → per-item rows
     (either run's: both scored the same items); tasks whose items have no sentences, and retrieval tasks (keyed
     by ``direction``: their kind makes one cluster of a task), are left out."""

@@ -3,7 +3,7 @@ leaderboard's intervals and ranks come from (:mod:`benchbox.comparison.leaderboa
 
 Each replicate is a row of a weight matrix ``W`` [B, items] (how many times each item was drawn,
 :func:`benchbox.stats.ranking.cluster_weights`); the statistic is the metric's own, weighted, by its kind
-(:mod:`benchbox.paired_tests`):
+(:mod:`benchbox.task_contract.paired_tests`):
 
 - ``correlation``: Pearson per subset (Spearman: Pearson of the ranks of the full subset, ranked once as the
   sentence-group jackknife does); ``<method>_mean`` the unweighted mean over subsets, ``_wmean`` weighted by
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchbox.paired_tests import sentence_columns
-from benchbox.task import MetricSpec
+from benchbox.task_contract.paired_tests import sentence_columns
+from benchbox.task_contract.protocol import MetricSpec
 
 #: how a main score recorded on several subsets (no ``all``/``test`` subset) becomes one task score
 PER_SUBSET = "mean over subsets"

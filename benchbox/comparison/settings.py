@@ -6,7 +6,7 @@ Everything else derives from the fields: the options of ``benchbox compare`` and
 (:mod:`benchbox.study.schema`), the check of a value given through the Python API, and what a comparison records
 (:class:`benchbox.comparison.compare.Comparison` holds the settings it was made with). The corrections are
 declared in :mod:`benchbox.stats.corrections`, the tests of two dependent correlations and the treatments of
-pairs that share a sentence in :mod:`benchbox.paired_tests`, the τ² estimators in :mod:`benchbox.stats.pooling`.
+pairs that share a sentence in :mod:`benchbox.task_contract.paired_tests`, the τ² estimators in :mod:`benchbox.stats.pooling`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED, check_number
-from benchbox.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE
+from benchbox.task_contract.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE
 from benchbox.stats.corrections import CORRECTIONS, Correction
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
 

@@ -33,7 +33,7 @@ from benchbox.errors import BenchboxError
 from benchbox.storage.identity import describe_difference, differences, seed_free
 from benchbox.labels import default_label, model_folder_label, repeated_label, split_label
 from benchbox.storage.runs import MANIFEST, METRIC_COLUMNS, Run
-from benchbox.task_metadata import KnownTasks, TaskMetadata, task_metadata
+from benchbox.task_contract.metadata import KnownTasks, TaskMetadata, task_metadata
 
 
 def _no_items(task: str) -> None:
@@ -61,7 +61,7 @@ class Source:
     name: str | None = None
     #: runs only: per task, the protocol it recorded
     protocols: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task.Task.recorded_metadata`)
+    #: runs only: per task, the metadata it recorded (:meth:`benchbox.task_contract.protocol.Task.recorded_metadata`)
     recorded: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: runs only: per task, the sha256 of each data file it read (label → sha256)
     checksums: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -410,7 +410,7 @@ def not_seeds(sources: list[Source]) -> list[str]:
 
 
 def known_tasks(sources: list[Source]) -> KnownTasks:
-    """What is known of every task the sources hold (:func:`benchbox.task_metadata.task_metadata`): the installed
+    """What is known of every task the sources hold (:func:`benchbox.task_contract.metadata.task_metadata`): the installed
     task, else what the first run that recorded it recorded, else the conventions of a run's per-item rows
     (items that match none: nothing is known)."""
     known = KnownTasks()

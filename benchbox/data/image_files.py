@@ -43,7 +43,7 @@ from benchbox.storage.identity import computation, image_cache_key
 from benchbox.data.image_features import IMAGE_EXTENSIONS, normalise_id
 
 if TYPE_CHECKING:
-    from benchbox.task import EvalContext
+    from benchbox.task_contract.protocol import EvalContext
 
 #: per dataset, the image folders under the data root tried when no ``images`` option is given (in order;
 #: Flickr8k's official archive unpacks to ``Flicker8k_Dataset``, sic)

@@ -27,7 +27,7 @@ EMBEDDED_ROOT = Path(__file__).parent / "embedded"
 EMBEDDED_PREFIX = "embedded:"
 ENV_VAR = "BENCHBOX_DATA"
 #: ``1``: evaluate data files whose sha256 is not the published one, as ``--allow-data-mismatch`` does
-#: (:func:`benchbox.task.require_task_data`; the test suite sets it: its small data roots are not the published data)
+#: (:func:`benchbox.task_contract.protocol.require_task_data`; the test suite sets it: its small data roots are not the published data)
 ALLOW_MISMATCH_ENV = "BENCHBOX_ALLOW_DATA_MISMATCH"
 
 _STS_WIKI = "http://ixa2.si.ehu.es/stswiki/images"

@@ -8,7 +8,7 @@ R metafor), truncated at τ² = 0 as metafor does (statsmodels returns DerSimoni
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 
 Rows that share items are dependent. Rows carry a cluster label (the item set of their paired-test kind,
-:meth:`benchbox.paired_tests.PairedKind.cluster`): rows whose items share
+:meth:`benchbox.task_contract.paired_tests.PairedKind.cluster`): rows whose items share
 a sentence form one cluster (:func:`sentence_clusters`, computed from the items by ``benchbox compare``: e.g.
 STS-B test with the STS12–16 subsets it reuses sentences of, the OnWN subsets of STS12–14), and the retrieval
 directions of one task form one. When some cluster holds more than one row, inference on the random-effects weighted mean (weights

@@ -104,7 +104,7 @@ def _stale(record: dict[str, Any], cell: Cell, data: Any) -> str | None:
     else None."""
     from benchbox.reuse import data_unchanged
     from benchbox.storage.runs import Run
-    from benchbox.task import resolve_tasks
+    from benchbox.task_contract.protocol import resolve_tasks
 
     if record.get("key") != cell.key:
         return (f"its {DONE} records another identity ({changes(record['key'], cell.key)})"

@@ -523,7 +523,7 @@ def _compare_and_report(study: Study, cells: list[Cell], runs: list[str], log: C
     from benchbox.comparison.compare import compare_sources
     from benchbox.reports import write_report
     from benchbox.comparison.sources import comparator_sources, resolve_sources
-    from benchbox.task import resolve_tasks
+    from benchbox.task_contract.protocol import resolve_tasks
 
     baseline = study.baseline
     matches = [run for cell, run in zip(cells, runs) if cell.encoder == baseline and not cell.options]

@@ -2,7 +2,7 @@
 
 A study that would fail after hours must fail in the first second instead: :func:`read_study_file` parses the
 TOML (a file that is not UTF-8 or not TOML is one line), takes the task flags out of the ``[study]`` table (any
-flag of ``benchbox eval`` that a task declares, :func:`benchbox.task_options.task_flags`: ``text = "raw"``), validates
+flag of ``benchbox eval`` that a task declares, :func:`benchbox.task_contract.options.task_flags`: ``text = "raw"``), validates
 the settings of its comparison out of it (any option of ``benchbox compare`` that
 :class:`~benchbox.comparison.settings.CompareSettings` declares: ``correction = "bh"``), validates
 the rest against :class:`StudyFile` (unknown keys with a "did you mean", wrong types, missing keys) and then
@@ -35,7 +35,7 @@ from benchbox.encoding.options import typed_options
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to, did_you_mean
 from benchbox.study.opens import check_opens
-from benchbox.task_options import task_flags
+from benchbox.task_contract.options import task_flags
 
 #: a scalar TOML value of a ``train`` or ``options`` table
 Scalar = Union[StrictStr, StrictInt, StrictFloat, StrictBool]
@@ -251,8 +251,8 @@ def check_meaning(path: Path, spec: StudyFile, flags: dict[str, Scalar]) -> Chec
     (:mod:`benchbox.study.opens`); raises a one-line :class:`BenchboxError` naming the file and the key."""
     from benchbox.data.root import DataRoot
     from benchbox.registry import TASKS
-    from benchbox.task import parse_task_arguments, require_task_data, resolve_tasks
-    from benchbox.task_options import TaskOptions, resolve_options
+    from benchbox.task_contract.protocol import parse_task_arguments, require_task_data, resolve_tasks
+    from benchbox.task_contract.options import TaskOptions, resolve_options
 
     try:
         names, options = parse_task_arguments(spec.study.tasks)  # TASK:KEY=VALUE sets an option

@@ -1,17 +1,17 @@
 """Does a task keep benchbox's task contract? The checks :func:`benchbox.testing.check_task` runs.
 
-The contract (docs/plugins.md, section 3; :mod:`benchbox.task`) and what breaking each rule costs:
+The contract (docs/plugins.md, section 3; :mod:`benchbox.task_contract.protocol`) and what breaking each rule costs:
 
 - **names valid**: the task's name is one path component (:func:`benchbox.names.check_path_name`: it names
   ``items/NAME.csv`` in every run), and its metrics, options and item keys have distinct names;
 - **metadata complete**: a ``description``, a ``reference`` or ``citation``, a ``version``, an ``item_kind``, the
   ``item_keys`` that pair two runs' rows, a ``group`` and ``order`` of its own (else reports file it under
   ``other``), at least one metric, a ``main_score`` that is one of them, options that are
-  :class:`~benchbox.task_options.TaskOption` with valid defaults, package data files with a sha256, and metadata a
+  :class:`~benchbox.task_contract.options.TaskOption` with valid defaults, package data files with a sha256, and metadata a
   run manifest can record (plain JSON);
 - **what it returns** (the task is evaluated, with :class:`~benchbox.testing.hashing.HashingEncoder` unless an
   encoder is given): it evaluates; its per-item rows hold the columns each metric's kind of paired test declares
-  (:mod:`benchbox.paired_tests`) and pass :func:`benchbox.item_checks.check_items`; a task with tested metrics
+  (:mod:`benchbox.task_contract.paired_tests`) and pass :func:`benchbox.task_contract.item_checks.check_items`; a task with tested metrics
   returns per-item rows at all; every metric it reports is declared (an undeclared one is never tested), the main
   score among them; its protocol records each option's ``protocol_key``; the data it read is checksummed.
 
@@ -25,9 +25,9 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.names import check_path_name
-from benchbox.paired_tests import KINDS
-from benchbox.task import DataFile, MetricSpec, Task, TaskGroup, resolve_tasks
-from benchbox.task_options import TaskOption, TaskOptions
+from benchbox.task_contract.paired_tests import KINDS
+from benchbox.task_contract.protocol import DataFile, MetricSpec, Task, TaskGroup, resolve_tasks
+from benchbox.task_contract.options import TaskOption, TaskOptions
 
 
 def task_failures(task: Any, encoder: Any = None, *, data_dir: Any = None, bootstrap: int = 200) -> list[str]:
@@ -46,7 +46,7 @@ def task_failures(task: Any, encoder: Any = None, *, data_dir: Any = None, boots
     elif isinstance(task, type):
         task = task()
     if not isinstance(task, Task):
-        return [f"{task!r} is not a benchbox Task: subclass benchbox.task.Task or one of benchbox.tasks.bases"]
+        return [f"{task!r} is not a benchbox Task: subclass benchbox.task_contract.protocol.Task or one of benchbox.tasks.bases"]
     failures = metadata_failures(task)
     if failures:  # evaluating it would fail on the same causes, less clearly
         return failures

@@ -177,8 +177,8 @@ def require_training_data(config: TrainConfig) -> DataRoot:
     data root. ``benchbox study`` runs it on every ``train`` table before any cell starts."""
     data = DataRoot(config.data_dir)
     if config.eval_semantic:  # evaluated at each snapshot with the tasks' default options
-        from benchbox.task import require_task_data, resolve_tasks
-        from benchbox.task_options import TaskOptions, option_values
+        from benchbox.task_contract.protocol import require_task_data, resolve_tasks
+        from benchbox.task_contract.options import TaskOptions, option_values
 
         tasks = resolve_tasks(list(config.eval_semantic))
         require_task_data(data, tasks, {task.name: option_values(task, TaskOptions()) for task in tasks})

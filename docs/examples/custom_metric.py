@@ -3,7 +3,7 @@ by the pair-classification base's ROC AUC, plus the average precision of the cos
 the AUC (a paired bootstrap of the statistic, kind ``bootstrap``).
 
 Three steps: the statistic, a function of the per-item rows (``gold``, ``score``: the base's columns); its
-:class:`~benchbox.task.MetricSpec` added to the base's ``metrics``; and ``measure`` returning its record per subset
+:class:`~benchbox.task_contract.protocol.MetricSpec` added to the base's ``metrics``; and ``measure`` returning its record per subset
 beside the base's. ``tests/core/test_plugin_kit.py`` imports this file, evaluates the task and runs the plugin kit
 on it; ``benchbox --include docs/examples/custom_metric.py eval glove-bow -t paraphrase-ap`` runs it from the
 command line.
@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.metrics import average_precision_score
 
 from benchbox.registry import TASKS
-from benchbox.task import DataFile, EvalContext, MetricRecord, MetricSpec
+from benchbox.task_contract.protocol import DataFile, EvalContext, MetricRecord, MetricSpec
 from benchbox.tasks.bases import PairClassificationTask, bootstrap_interval
 
 DATA = Path(__file__).parent / "paraphrase_pairs.tsv"

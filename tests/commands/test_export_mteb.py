@@ -9,7 +9,7 @@ import json
 import pytest
 
 from benchbox.evaluation import run_tasks
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import cli
 
 

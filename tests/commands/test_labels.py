@@ -16,7 +16,7 @@ from benchbox.labels import check_label, split_label
 from benchbox.registry import ENCODERS
 from benchbox.reports import write_report
 from benchbox.storage.runs import MANIFEST
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts
 
 ENCODERS.register("letter-counts", LetterCounts)

@@ -16,7 +16,7 @@ from benchbox.evaluation import run_tasks
 from benchbox.include import include_file
 from benchbox.registry import TASKS
 from benchbox.storage.runs import Run
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from tests.comparison.test_compare import make_run
 from tests.helpers import LetterCounts, cli
 

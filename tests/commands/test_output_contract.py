@@ -26,8 +26,8 @@ from benchbox.storage.jsonio import SCHEMA_VERSION, dumps, write_json
 from benchbox.comparison.leaderboard import Settings, build, load_sources
 from benchbox.results import RUN_COLUMNS, load_runs
 from benchbox.storage.runs import MANIFEST
-from benchbox.task import task_class
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.protocol import task_class
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts
 
 runner = CliRunner()

@@ -18,7 +18,7 @@ from benchbox.comparison.compare import compare
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS
 from benchbox.storage.runs import MANIFEST
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.comparison.settings import CompareSettings
 from tests.helpers import CountedLetters, LetterCounts
 

@@ -10,7 +10,7 @@ from scipy import stats as st
 
 from benchbox.stats import ranking
 from benchbox.comparison.resampled_scores import resampled_score, strata_and_clusters
-from benchbox.task import MetricSpec
+from benchbox.task_contract.protocol import MetricSpec
 
 
 def test_a_cluster_is_drawn_whole_and_strata_keep_their_size():

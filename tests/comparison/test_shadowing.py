@@ -14,7 +14,7 @@ from benchbox import run_tasks
 from benchbox.comparison.compare import compare
 from benchbox.encoding.loading import load_encoder
 from benchbox.errors import BenchboxError
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.comparison.settings import CompareSettings
 from tests.helpers import LetterCounts
 

@@ -10,7 +10,7 @@ from benchbox.comparison.compare import compare, compare_sources
 from benchbox.errors import BenchboxError
 from benchbox.comparison.on_demand import OnDemand
 from benchbox.comparison.sources import resolve_sources
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.comparison.settings import CompareSettings
 
 BOOT = 50
@@ -77,7 +77,7 @@ def test_report_mode_refuses_an_encoder_name(evaluated):
 
 def test_every_record_names_its_unit_as_the_task_declares_it(evaluated):
     from benchbox import load_runs
-    from benchbox.task_metadata import task_metadata
+    from benchbox.task_contract.metadata import task_metadata
 
     runs, _, _, _ = evaluated
     table = load_runs(runs)

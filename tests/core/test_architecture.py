@@ -25,9 +25,10 @@ LAYERS = {
     "benchbox.encoding": 2, "benchbox.encoder": 2,
     # 3 data access
     "benchbox.data": 3,
-    # 4 the task contract: tasks, their options and metadata, the paired-test kinds, item checks; run labels
-    "benchbox.task": 4, "benchbox.task_options": 4, "benchbox.task_metadata": 4, "benchbox.paired_tests": 4,
-    "benchbox.item_checks": 4, "benchbox.labels": 4,
+    # 4 the task contract (the protocol, options, metadata, the paired-test kinds, item checks), the old names of
+    # three of its modules (task.py, task_options.py, paired_tests.py); run labels
+    "benchbox.task_contract": 4, **{f"benchbox.{old}": 4 for old in ("task", "task_options", "paired_tests")},
+    "benchbox.labels": 4,
     # 5 plugins: the protocols and the encoders
     "benchbox.tasks": 5, "benchbox.encoders": 5,
     # 6 workflows
@@ -199,7 +200,7 @@ def test_the_cycle_finder_finds_long_cycles_and_only_cycles():
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c", "a"}}) == [["a", "b"], ["c", "d", "e"]]
     packages = {"benchbox.data", "benchbox.storage"}
     assert package_of("benchbox.storage.runs", packages) == "benchbox.storage"
-    assert package_of("benchbox.task", packages) == "benchbox.task"
+    assert package_of("benchbox.task_contract.protocol", packages) == "benchbox.task_contract.protocol"
 
 
 def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
@@ -211,6 +212,8 @@ def test_the_rule_catches_an_upward_and_a_sideways_import(tmp_path):
     assert LAYERS[layer("benchbox.data.root")] > LAYERS[layer("benchbox.storage.runs")]  # storage never reads data
     assert layer("benchbox.stats.pooling") == "benchbox.stats" and layer("benchbox") == "benchbox"
     assert layer("benchbox.encoders") == "benchbox.encoders" and layer("benchbox.encoding.protocol") == "benchbox.encoding"
+    assert layer("benchbox.tasks.sts") == "benchbox.tasks"
+    assert layer("benchbox.task_contract.protocol") == "benchbox.task_contract"
     assert layer("benchbox.unplaced") is None
     assert imported(ast.parse("from . import sts\n"), "benchbox.tasks") == [(1, "benchbox.tasks")]
     assert imported(ast.parse("if TYPE_CHECKING:\n    from benchbox.comparison.compare import Source\n"), "benchbox") == []

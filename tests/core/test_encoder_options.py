@@ -17,7 +17,7 @@ from benchbox.errors import BenchboxError
 from benchbox.reuse import find_reusable_run
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import MANIFEST
-from benchbox.task import resolve_tasks
+from benchbox.task_contract.protocol import resolve_tasks
 from tests.storage.test_run_identity import OPTIONS, Hashed, _eval  # noqa: F401 - registers "hashed"
 
 

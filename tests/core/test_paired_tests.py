@@ -1,4 +1,4 @@
-"""The kinds of paired test (benchbox.paired_tests): a kind is one class, and everything else derives from it —
+"""The kinds of paired test (benchbox.task_contract.paired_tests): a kind is one class, and everything else derives from it —
 the item columns eval checks, the test compare runs, the common scale a claim pools on, the claim's noun and the
 item set of a row. A plugin's summary metric joins a claim like a built-in one (issue #28)."""
 
@@ -12,10 +12,10 @@ from benchbox import stats
 from benchbox.comparison.compare import compare_sources
 from benchbox.comparison.sources import Source
 from benchbox.errors import BenchboxError
-from benchbox.item_checks import check_items
-from benchbox.paired_tests import KINDS, PairedKind, PairSettings, RowTest
+from benchbox.task_contract.item_checks import check_items
+from benchbox.task_contract.paired_tests import KINDS, PairedKind, PairSettings, RowTest
 from benchbox.registry import TASKS
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.comparison.settings import CompareSettings
 
 SUBSETS = ("news", "forums", "captions")

@@ -6,6 +6,8 @@ provenance is their class or function."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import sys
 import warnings
@@ -21,11 +23,27 @@ from benchbox.errors import BenchboxError
 from benchbox.registry import TASKS
 from benchbox.storage.identity import encoder_record
 from benchbox.storage.runs import Run
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts, cli
 
 LEGACY = Path(__file__).resolve().parents[1] / "plugin_legacy" / "legacy_tasks.py"
+#: the modules of the task contract that moved (benchbox/task_contract/): old name → new name, under ``benchbox.``
+MOVED = {"task": "task_contract.protocol", "task_options": "task_contract.options",
+         "paired_tests": "task_contract.paired_tests"}
+
+
+def moved_imports(path: Path) -> list[tuple[str, str]]:
+    """(old module, name) of each name the file at ``path`` imports from a moved module, in its order."""
+    return [(node.module, alias.name) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.removeprefix("benchbox.") in MOVED
+            for alias in node.names]
+
+
+def renamed_line(old: str, name: str) -> str:
+    """What ``renamed`` says of ``name`` imported from the moved module ``old``."""
+    new = f"benchbox.{MOVED[old.removeprefix('benchbox.')]}"
+    return f"{old}.{name} is deprecated: write {new}.{name}; the old name goes in the next release"
 
 
 
@@ -47,9 +65,11 @@ def test_a_plugin_of_the_previous_release_loads_evaluates_and_compares(legacy, t
                            "--bootstrap", "20", "--runs-dir", str(runs))
         assert code == 0, err
         warned = [line for line in err.splitlines() if "deprecated" in line]
-        assert warned == ["warning: MetricSpec(test=...) is deprecated: write MetricSpec(kind=...), where "
+        assert warned == [*(f"warning: {renamed_line(old, name)}" for old, name in moved_imports(LEGACY)),
+                          "warning: MetricSpec(test=...) is deprecated: write MetricSpec(kind=...), where "
                           "test='accuracy' is kind='classification'; the old name goes in the next release"
-                          ][:len(warned)]  # one line for the plugin's four metrics (none once it is imported)
+                          ][:len(warned)]  # one line per name imported from the old module, one for the plugin's
+        # four metrics (none once it is imported)
     first, second = sorted(runs.iterdir())
     run = Run.open(first)
     items = run.items("legacy-paraphrase")
@@ -116,6 +136,30 @@ def test_the_protocols_old_module_name_works_with_one_warning():
     assert Encoder is protocol.Encoder
     with pytest.raises(ImportError):
         from benchbox.encoder import NoSuchName  # noqa: F401
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_the_task_contracts_old_module_names_work_with_one_warning_per_name(old):
+    """The task protocol, the task options and the kinds of paired test moved into ``benchbox.task_contract``; a
+    plugin importing them from their old modules gets the same objects and one warning per name saying what to
+    write, and a name the module never had is an ImportError."""
+    from benchbox.registry import PluginDeprecationWarning
+
+    new = importlib.import_module(f"benchbox.{MOVED[old]}")
+    names = {"task": ("MetricSpec", "Task"), "task_options": ("TaskOption", "TaskOptions"),
+             "paired_tests": ("PairedKind", "KINDS")}[old]
+    imported: dict = {}
+    with pytest.warns(PluginDeprecationWarning) as caught:
+        exec(f"from benchbox.{old} import {', '.join(names)}", imported)
+    assert [str(w.message) for w in caught] == [renamed_line(f"benchbox.{old}", name) for name in names]
+    assert all(imported[name] is getattr(new, name) for name in names)
+    with pytest.raises(ImportError):
+        exec(f"from benchbox.{old} import NoSuchName")
+
+
+def test_the_legacy_plugin_imports_from_a_moved_module():
+    assert [name for _, name in moved_imports(LEGACY)] == ["DataFile", "EvalContext", "MetricRecord", "MetricSpec",
+                                                           "Task", "TaskOption", "TaskResult"]
 
 
 def test_mixed_item_rows_are_checked_kind_by_kind(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.paired_tests import PairedKind, RowTest
+from benchbox.task_contract.paired_tests import PairedKind, RowTest
 from benchbox.tasks.declarative import BASES, DeclaredTask
 from benchbox.testing import check_encoder, check_task
 

@@ -25,7 +25,7 @@ from benchbox.encoders.glove_bow import GloveBowEncoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import ENCODERS, PluginWarning, Registry
 from benchbox.storage.runs import Run
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from tests.helpers import LetterCounts, cli
 
 TOY = "install it: pip install --no-deps --no-build-isolation -e tests/plugin_pkg"

@@ -1,6 +1,6 @@
 """A task's per-item rows are checked when the run is written (issue #24, "Task output validated when the run is
 written"): broken inputs that were scored with exit 0, or first failed at compare time, are refused by ``eval``
-in one line naming the task, the subset or file and the item (benchbox/item_checks.py)."""
+in one line naming the task, the subset or file and the item (benchbox/task_contract/item_checks.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from benchbox.data.root import ALLOW_MISMATCH_ENV, DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.results import load_runs
-from benchbox.paired_tests import KINDS
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.paired_tests import KINDS
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
 from benchbox.tasks.senteval_data import read_sick
 from tests.helpers import LetterCounts
 from tests.core.test_hostile_inputs import STS12

@@ -16,8 +16,8 @@ from rich.console import Console
 from benchbox import formatting as fmt
 from benchbox.comparison.settings import CompareSettings
 from benchbox.tables import pair_table, print_table, results_table
-from benchbox.task import MetricRecord, MetricSpec, task_class
-from benchbox.task_metadata import KnownTasks
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, task_class
+from benchbox.task_contract.metadata import KnownTasks
 
 #: the longest names benchbox's own tasks produce, in one table
 RECORDS = [

@@ -22,8 +22,8 @@ from benchbox.evaluation import run_tasks
 from benchbox.registry import TASKS
 from benchbox.reports import write_report
 from benchbox.storage.runs import Run
-from benchbox.task import DataFile, MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption, TaskOptions
+from benchbox.task_contract.protocol import DataFile, MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption, TaskOptions
 from benchbox.comparison.settings import CompareSettings
 from tests.helpers import LetterCounts
 
@@ -219,7 +219,7 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
     from typer.testing import CliRunner
 
     from benchbox.cli import app
-    from benchbox.task import parse_task_arguments
+    from benchbox.task_contract.protocol import parse_task_arguments
 
     assert parse_task_arguments(["sts12", f"{NAME}:threshold=0.7"], ["sts:text=raw"]) == (
         ["sts12", NAME, "sts"],
@@ -245,7 +245,7 @@ def test_cli_task_options_describe_and_verbose_list(task, tmp_path):
 
 
 def test_runs_without_metadata_of_uninstalled_tasks_keep_the_old_conventions():
-    from benchbox.task_metadata import conventions
+    from benchbox.task_contract.metadata import conventions
 
     def frame(*columns):
         return pd.DataFrame([[0] * len(columns)], columns=list(columns))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbox.task import resolve_tasks
-from benchbox.task_options import TaskOptions, resolve_options, task_flags
+from benchbox.task_contract.protocol import resolve_tasks
+from benchbox.task_contract.options import TaskOptions, resolve_options, task_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = '''
@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from benchbox.registry import TASKS
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 
 SENTENCES = ("a", "bb", "ccc dd", "eeee ffff", "ggggg hh ii", "jjjjjj kk ll mm")
 
@@ -107,7 +107,7 @@ def test_one_task_option_is_a_flag_of_describe_eval_compare_and_a_study(plugin, 
 def test_each_flag_of_benchboxs_own_tasks_is_one_declaration():
     """Every task that has a flag's option has the one declaration of it: ``features`` was declared twice
     (retrieval and structure, with different help), and the generated flag kept whichever registered first."""
-    from benchbox.task import task_class
+    from benchbox.task_contract.protocol import task_class
 
     declared: dict[str, set[int]] = {}
     for flag, (_, names) in task_flags(builtin_only=True).items():

@@ -16,7 +16,7 @@ from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.data.mteb_export import export_run
 from benchbox.storage.runs import Run
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.tasks.sts import STS12
 from tests.helpers import LetterCounts
 

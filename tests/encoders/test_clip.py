@@ -16,7 +16,7 @@ from benchbox.storage.identity import cache_key, image_cache_key
 from benchbox.cli import app
 from benchbox.console import set_quiet
 from benchbox.errors import BenchboxError
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from tests.vl_models import POSITIONS, coco_root, flickr8k_root, save_tiny_clip, save_tiny_siglip, save_tiny_siglip2
 
 SPEC = "benchbox.encoders.clip:CLIPEncoder"  # the class behind the registry name ``clip``

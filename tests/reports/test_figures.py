@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from benchbox.reports.figures import as_shown, semantic_figure
-from benchbox.task import MetricSpec
+from benchbox.task_contract.protocol import MetricSpec
 from benchbox.tasks.sts import CORRELATIONS
 
 PEARSON = next(spec for spec in CORRELATIONS if spec.name == "pearson")

@@ -22,7 +22,7 @@ from benchbox.evaluation import run_tasks
 from benchbox.reports import write_report
 from benchbox.reports.build import build_report
 from benchbox.reports.markdown import escape
-from benchbox.task_metadata import KnownTasks
+from benchbox.task_contract.metadata import KnownTasks
 from benchbox.comparison.settings import CompareSettings
 from benchbox.comparison.sources import Source
 from benchbox.storage.runs import Run, write_run

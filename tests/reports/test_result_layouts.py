@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchbox.registry import TASKS
 from benchbox.reports import results
-from benchbox.task import task_class
+from benchbox.task_contract.protocol import task_class
 
 
 def declared() -> dict[str, set[str]]:

@@ -11,7 +11,7 @@ from scipy import stats as st
 from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
-from benchbox.paired_tests import KINDS
+from benchbox.task_contract.paired_tests import KINDS
 from benchbox.stats.pooling import pool_effects, sentence_clusters
 from benchbox.stats.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test

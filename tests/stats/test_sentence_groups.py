@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from benchbox import stats
 from benchbox.cli import app
 from benchbox.comparison.compare import compare
-from benchbox.paired_tests import JACKKNIFE
+from benchbox.task_contract.paired_tests import JACKKNIFE
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.stats.pooling import sentence_clusters

@@ -24,7 +24,7 @@ from benchbox.comparison.leaderboard import Settings, build, load_sources
 from benchbox.results import load_runs
 from benchbox.comparison.sources import not_seeds, resolve_sources, seed_groups
 from benchbox.storage.runs import MANIFEST, Run
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.tasks.sts_cosine import STSBCosine
 from benchbox.comparison.settings import CompareSettings
 from tests.comparison.test_compare import make_run

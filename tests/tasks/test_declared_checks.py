@@ -14,7 +14,7 @@ from scipy import stats as st
 
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.tasks.bases import cosine
 from benchbox.tasks.declarative import load_task_file
 from tests.helpers import LetterCounts

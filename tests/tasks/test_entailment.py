@@ -14,8 +14,8 @@ from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext
-from benchbox.task_options import TaskOptions, resolve_options
+from benchbox.task_contract.protocol import EvalContext
+from benchbox.task_contract.options import TaskOptions, resolve_options
 from benchbox.tasks import transfer as fast
 from benchbox.tasks.entailment import SICKE, SNLI
 from benchbox.tasks.senteval_data import load_sick_entailment, read_snli

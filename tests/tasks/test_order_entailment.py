@@ -14,8 +14,8 @@ from benchbox.encoding.protocol import Encoder, ImageTextEncoder
 from benchbox.errors import BenchboxError
 from benchbox.evaluation import load_encoder, run_tasks
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext
-from benchbox.task_options import TaskOptions, resolve_options
+from benchbox.task_contract.protocol import EvalContext
+from benchbox.task_contract.options import TaskOptions, resolve_options
 from benchbox.tasks.order_entailment import OrderEntailment, best_threshold, order_penalty
 
 HEAD = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"

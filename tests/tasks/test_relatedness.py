@@ -13,7 +13,7 @@ from scipy.stats import pearsonr
 from benchbox.data.root import DataRoot
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
-from benchbox.task import EvalContext
+from benchbox.task_contract.protocol import EvalContext
 from benchbox.device import resolve_device
 from benchbox.tasks.relatedness import SICKR, STSB, encode_labels, fit_relatedness
 from benchbox.tasks.senteval_probe import pair_features

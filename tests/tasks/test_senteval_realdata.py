@@ -16,7 +16,7 @@ from scipy.stats import pearsonr
 
 import benchbox
 from benchbox.encoders.glove_bow import GloveBowEncoder
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.tasks.senteval_data import load_sick, load_stsb
 from tests import senteval_reference as ref
 

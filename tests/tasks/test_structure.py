@@ -138,7 +138,7 @@ def test_structure_task_records_metrics_items_and_rho_vis(root, tmp_path):
     features = rng.standard_normal((len(IDS), 20)).astype(np.float32)
     np.save(tmp_path / "f.npy", features)
     (tmp_path / "f.ids.txt").write_text("".join(f"{i}\n" for i in IDS))
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
 
     evaluation = run_tasks(encoder, ["structure"], data_dir=root, cache=False,
                            options=TaskOptions(bootstrap=200, flags={"features": str(tmp_path / "f.npy")}))
@@ -226,7 +226,7 @@ def test_structure_coco_follows_the_karpathy_list_order(root):
     import json
 
     from benchbox.data.root import DataRoot
-    from benchbox.task import EvalContext
+    from benchbox.task_contract.protocol import EvalContext
     from benchbox.tasks.structure import StructureCoco
 
     coco = root / "coco"
@@ -259,7 +259,7 @@ def test_structure_coco_follows_the_karpathy_list_order(root):
 
 def test_grounded_encoder_also_gets_rho_vis_of_its_own_image_side(root, tmp_path):
     from benchbox.encoding.protocol import ImageTextEncoder
-    from benchbox.task_options import TaskOptions
+    from benchbox.task_contract.options import TaskOptions
 
     words = word_encoder(0, 0.5)
     projection = np.random.default_rng(4).standard_normal((20, 12)).astype(np.float32)

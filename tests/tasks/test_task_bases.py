@@ -18,7 +18,7 @@ from benchbox.errors import BenchboxError
 from benchbox.evaluation import run_tasks
 from benchbox.include import include_file
 from benchbox.registry import TASKS
-from benchbox.task_options import TaskOptions
+from benchbox.task_contract.options import TaskOptions
 from benchbox.tasks.bases import cosine, expected_ranks
 from benchbox.tasks.declarative import load_task_file
 from benchbox.comparison.settings import CompareSettings

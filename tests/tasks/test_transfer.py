@@ -10,7 +10,7 @@ import torch
 from benchbox.data.root import DataRoot
 from benchbox.errors import BenchboxError
 from benchbox.stats import wilson_ci
-from benchbox.task import EvalContext, resolve_tasks
+from benchbox.task_contract.protocol import EvalContext, resolve_tasks
 from benchbox.tasks import transfer as fast
 from benchbox.tasks.senteval_data import load_trec
 from benchbox.tasks.senteval_probe import FitSpec, augment, fit_logregs, split_validation

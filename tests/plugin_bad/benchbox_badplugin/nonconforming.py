@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchbox.task import MetricRecord, MetricSpec, Task, TaskResult
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import MetricRecord, MetricSpec, Task, TaskResult
+from benchbox.task_contract.options import TaskOption
 
 PAIRS = [("a dog runs", "a dog is running", 4.5), ("a cat sleeps", "the cat is asleep", 4.8),
          ("a man cooks", "a child swims", 0.4), ("two birds fly", "a car is parked", 0.1)]

@@ -9,8 +9,8 @@ import hashlib
 from pathlib import Path
 
 from benchbox.errors import BenchboxError
-from benchbox.task import DataFile
-from benchbox.task_options import TaskOption
+from benchbox.task_contract.protocol import DataFile
+from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.bases import PairClassificationTask
 
 DATA = Path(__file__).parent / "data" / "paraphrase.tsv"

@@ -1,8 +1,8 @@
 """What benchbox knows of a task by its name, wherever the task comes from — one answer for compare, the reports,
 the terminal tables, ``load_runs`` and the leaderboard:
 
-- the installed task (the registry): its class's metadata (:class:`benchbox.task.Task`);
-- else what a run recorded of it (:meth:`benchbox.task.Task.recorded_metadata`), so that runs of a task that is
+- the installed task (the registry): its class's metadata (:class:`benchbox.task_contract.protocol.Task`);
+- else what a run recorded of it (:meth:`benchbox.task_contract.protocol.Task.recorded_metadata`), so that runs of a task that is
   no longer installed still compare, report and display as they did;
 - else, for runs written before task metadata was recorded, the conventions of that time read off the run's
   per-item columns (:func:`conventions`);
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.task import MetricSpec, protocol_switches, task_class
+from benchbox.task_contract.protocol import MetricSpec, protocol_switches, task_class
 
 #: the group of a task nothing is known of, and its position (after every other)
 OTHER, LAST = "other", 1_000_000

@@ -1,7 +1,7 @@
 """A task's per-item rows checked when the run is written (``eval``), not first read by ``compare``.
 
 ``compare`` pairs two runs' items on the task's ``item_keys``, requires them to agree on ``gold``, and tests each
-metric on the columns its kind of paired test reads (:data:`benchbox.paired_tests.KINDS`). Items that break those assumptions
+metric on the columns its kind of paired test reads (:data:`benchbox.task_contract.paired_tests.KINDS`). Items that break those assumptions
 used to be scored with exit 0 or to fail only at compare time: a subset with constant gold printed an undefined
 Pearson as ``—`` and was pooled into the aggregates, NaN gold surfaced as "different gold scores for the same
 items", a ``ranks`` test without ``direction`` as a ``KeyError``. :func:`check_items` refuses a task's items
@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from benchbox.errors import BenchboxError
-from benchbox.paired_tests import KINDS
-from benchbox.task import MetricSpec, Task, TaskResult
+from benchbox.task_contract.paired_tests import KINDS
+from benchbox.task_contract.protocol import MetricSpec, Task, TaskResult
 
 #: the column of the gold score or label, which compare requires two runs to agree on
 GOLD = "gold"
@@ -107,7 +107,7 @@ def _finite_values(task: Task, result: TaskResult, columns: list[str], rows: dic
 
 
 def _varying(task: Task, result: TaskResult, tested: list[MetricSpec]) -> None:
-    """Within each subset, no column a metric's test needs to vary (:attr:`benchbox.task.PairedTest.varying`) is constant."""
+    """Within each subset, no column a metric's test needs to vary (:attr:`benchbox.task_contract.protocol.PairedTest.varying`) is constant."""
     varying: dict[str, MetricSpec] = {}
     for spec in tested:
         for column in KINDS[spec.kind].varying:
