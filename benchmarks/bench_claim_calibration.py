@@ -168,7 +168,7 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
     clusters (CR2, or the sign-flip test below 4 df); with seeds, Student's t on the per-seed scores weighted with
     the random-effects weights; p = max(pooled p, seed p). Returns the pooled p, the claim's p, the per-row
     jackknife p of the first run pair and the random-effects weights (the claim test of issue 42 holds them)."""
-    effects, variances, row_p, per_run = [], [], [], {"a": [], "b": []}
+    effects, variances, row_p = [], [], []
     for i, row in enumerate(design.rows):
         found = [grouped_jackknife_test(row.gold, sa[i], sb[i], row.groups) for sa in a for sb in b]
         effects.append(np.mean([f.diff_z for f in found]))
