@@ -71,6 +71,8 @@ SPLITS = ("train", "dev", "test")
 MSE = MetricSpec("mse", "bootstrap", higher_is_better=False, unit="mse", description="MSE of predicted vs gold scores",
                  statistic=lambda rows: float(np.mean((rows["score"].to_numpy(float) - rows["gold"].to_numpy(float)) ** 2)))
 NCLASSES = 5
+#: the labels protocol STS-B records by default: SentEval's, which encodes the 0-5 scores as if 1-5 (SentEval #83)
+SENTEVAL_LABELS = "senteval: STS-B 0-5 encoded as if 1-5 (SentEval #83 reproduced)"
 #: the regressor's schedule: epochs per dev check, last epoch count checked
 CHUNK_EPOCHS = 50
 MAX_EPOCH = 1000
@@ -268,7 +270,7 @@ class RelatednessTask(Task):
             return "1-5 as given"
         if rescale:
             return "fixed: STS-B 0-5 rescaled to 1+0.8y before encoding"
-        return "senteval: STS-B 0-5 encoded as if 1-5 (SentEval #83 reproduced)"
+        return SENTEVAL_LABELS
 
 
 class STSB(RelatednessTask):
@@ -280,7 +282,8 @@ class STSB(RelatednessTask):
     order = 120
     license = "STS Benchmark: per-source licences (Cer et al. 2017)"
     options = (TaskOption("fix_stsb_labels", bool, False, "rescale STS-B 0-5 to 1-5 before SentEval's relatedness "
-                          "encoding (SentEval #83)", flag="fix-stsb-labels", protocol_key="labels"),)
+                          "encoding (SentEval #83)", flag="fix-stsb-labels", protocol_key="labels",
+                          recorded_default=SENTEVAL_LABELS),)
 
 
 class SICKR(RelatednessTask):

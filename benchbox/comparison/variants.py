@@ -17,6 +17,7 @@ def variant(task: str, protocol: dict[str, Any]) -> str:
         options = TASKS.get(task).options
     except (BenchboxError, AttributeError):
         return ""
-    defaults = {o.protocol_key: o.default for o in options if o.protocol_key}
+    defaults = {o.protocol_key: o.default if o.recorded_default is None else o.recorded_default
+                for o in options if o.protocol_key}
     return "; ".join(f"{key}={protocol[key]}" for key in sorted(defaults)
                      if key in protocol and str(protocol[key]) != str(defaults[key]))

@@ -38,6 +38,9 @@ class TaskOption:
     #: the key of the task's recorded protocol that shows this option; runs that differ in it are not compared
     #: (None: the option changes no score, e.g. how an interval is computed)
     protocol_key: str | None = None
+    #: what the task records under ``protocol_key`` for the default value, where it records a description rather
+    #: than the value itself (None: the default as given); a run that recorded it follows the standard protocol
+    recorded_default: Any = None
 
     def parse(self, task: str, text: str) -> Any:
         """The value of ``text`` (as typed on the command line), checked."""

@@ -232,3 +232,15 @@ def test_a_re_run_seed_counts_once_and_its_model_still_gets_its_claim(seeded, ca
     board = _csv(capsys, str(runs), *FAST, "--group", "all", "-t", "sts12", "-t", "mr").set_index("label")
     assert board.loc["gru (3 seeds)", "seeds"] == 3
     assert board.loc["gru (3 seeds)", "group"] in ("below the best", "not distinguishable from the best")
+
+
+def test_an_stsb_run_under_senteval_s_labels_is_the_standard_protocol():
+    """``stsb`` records its labels protocol as a description, not the option's value: every run under the default
+    was shown as a protocol variant (``labels=senteval: ...``) in ``runs`` and the leaderboard; only the fix is."""
+    from benchbox.comparison.variants import variant
+    from benchbox.tasks.relatedness import STSB
+
+    standard = {"labels": STSB()._label_mode(False), "seed": 1111}
+    fixed = {"labels": STSB()._label_mode(True), "seed": 1111}
+    assert variant("stsb", standard) == ""
+    assert variant("stsb", fixed) == f"labels={fixed['labels']}"
