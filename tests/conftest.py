@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,15 @@ def _included_files():
     before = list(INCLUDED)
     yield
     INCLUDED[:] = before
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_handler_restored():
+    """A test that runs ``benchbox.cli.main`` in-process through a Ctrl-C leaves SIGINT ignored (main ignores a
+    second Ctrl-C while it exits); a later test's subprocesses would inherit that. Each test gets Python's back."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(autouse=True)

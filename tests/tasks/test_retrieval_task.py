@@ -253,7 +253,7 @@ class SeenCaptions(ToyGrounded):
 def test_captions_raw_keeps_the_files_text_and_is_a_recorded_protocol_switch(world, task):
     """Merkx's `` .`` by default (the Merkx & Frank comparators); ``--captions raw`` scores the files' own text,
     as CLIP_benchmark does, and the run records which."""
-    from benchbox.results import variant
+    from benchbox.comparison.variants import variant
 
     merkx, raw = SeenCaptions(world.vectors), SeenCaptions(world.vectors)
     default = run(world, task, merkx, bootstrap=0).results[0]
