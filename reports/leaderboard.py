@@ -18,7 +18,7 @@ from benchbox.task_contract.protocol import MetricSpec
 #: the overall score and the Borda count, as shown
 OVERALL = MetricSpec("overall", unit="r", scale=100, decimals=1)
 BORDA = MetricSpec("borda", unit="value", decimals=1)
-UNPAIRED = "unpaired (published)"
+UNPAIRED = "published, unpaired"
 
 
 def _missing(value: Any) -> bool:

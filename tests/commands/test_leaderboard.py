@@ -192,7 +192,7 @@ def test_published_numbers_from_a_file_are_unpaired_rows(seeded, capsys, tmp_pat
     assert board["rank"].dropna().tolist() == [1, 2, 3]  # the paired models are ranked among themselves
     code, out, err = cli(capsys, "leaderboard", str(runs), *FAST, "-t", "sts12", "--no-groups", "--comparators",
                          str(tmp_path / "published.toml"))
-    assert "file:smith2024/sif (unpaired (published))" in out
+    assert "file:smith2024/sif (published, unpaired)" in out
 
 
 @pytest.mark.parametrize("change, message", [

@@ -56,7 +56,7 @@ def test_the_page_sorts_and_draws_rank_intervals_in_headless_chromium(page_file)
         bars = page.evaluate("[...document.querySelectorAll('.ranks .interval')].map(b => b.getBoundingClientRect().width)")
         assert len(bars) == 3 and all(width > 0 for width in bars)  # the unpaired row has no rank
         page.evaluate("document.querySelectorAll('#leaderboard thead button')[1].click()")  # model, ascending
-        published = "file:<img src=x onerror=window.__xss=1> (unpaired (published))"
+        published = "file:<img src=x onerror=window.__xss=1> (published, unpaired)"
         assert page.evaluate(first) == ["bad", published, "good", "gru (3 seeds)"]
         assert page.evaluate("document.querySelectorAll('#leaderboard thead th')[2].getAttribute('aria-sort')") == \
             "ascending"
