@@ -70,6 +70,13 @@ def _included_files():
     INCLUDED[:] = before
 
 
+# A shell's background job (``cmd &`` without job control, nohup) starts with Ctrl-C ignored, and every
+# subprocess inherits that: the tests that send Ctrl-C to a benchbox process would see it ignored. The suite runs
+# as from a terminal, with Python's handler.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _ctrl_c_handler_restored():
     """A test that runs ``benchbox.cli.main`` in-process through a Ctrl-C leaves SIGINT ignored (main ignores a
