@@ -3,13 +3,6 @@ still works for one release, with one warning saying what to write (docs/plugins
 
 from __future__ import annotations
 
-from typing import Any
+from benchbox.registry import moved
 
-
-def __getattr__(name: str) -> Any:
-    from benchbox.encoding import protocol
-    from benchbox.registry import renamed
-
-    value = getattr(protocol, name)  # an unknown name: AttributeError, as for any module
-    renamed(f"benchbox.encoder.{name}", f"benchbox.encoding.protocol.{name}")
-    return value
+__getattr__ = moved(__name__, "benchbox.encoding.protocol")

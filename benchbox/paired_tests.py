@@ -4,13 +4,6 @@ this old module (``PairedKind``, ...) still works for one release, with one warn
 
 from __future__ import annotations
 
-from typing import Any
+from benchbox.registry import moved
 
-
-def __getattr__(name: str) -> Any:
-    from benchbox.registry import renamed
-    from benchbox.task_contract import paired_tests
-
-    value = getattr(paired_tests, name)  # an unknown name: AttributeError, as for any module
-    renamed(f"{__name__}.{name}", f"{paired_tests.__name__}.{name}")
-    return value
+__getattr__ = moved(__name__, "benchbox.task_contract.paired_tests")

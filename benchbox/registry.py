@@ -30,6 +30,7 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -57,6 +58,18 @@ def renamed(old: str, new: str) -> None:
     the compatibility promise of docs/plugins.md, said in one place. The command line says each once."""
     warnings.warn(f"{old} is deprecated: write {new}; the old name goes in the next release",
                   PluginDeprecationWarning, stacklevel=4)
+
+
+def moved(old: str, new: str) -> Callable[[str], Any]:
+    """The ``__getattr__`` of the module ``old``, renamed ``new``: importing a name from the old module still
+    works for one release, with one :func:`renamed` warning saying what to write."""
+
+    def __getattr__(name: str) -> Any:
+        value = getattr(importlib.import_module(new), name)  # an unknown name: AttributeError, as for any module
+        renamed(f"{old}.{name}", f"{new}.{name}")
+        return value
+
+    return __getattr__
 
 
 def normalise(provider: str) -> str:

@@ -4,13 +4,6 @@
 
 from __future__ import annotations
 
-from typing import Any
+from benchbox.registry import moved
 
-
-def __getattr__(name: str) -> Any:
-    from benchbox.registry import renamed
-    from benchbox.task_contract import options
-
-    value = getattr(options, name)  # an unknown name: AttributeError, as for any module
-    renamed(f"{__name__}.{name}", f"{options.__name__}.{name}")
-    return value
+__getattr__ = moved(__name__, "benchbox.task_contract.options")

@@ -181,3 +181,16 @@ AS_NOBODY = textwrap.dedent(f"""
     sys.argv = ["benchbox", *sys.argv[1:]]
     main()
 """)
+
+
+def markdown_table(doc: str, heading: str) -> list[list[str]]:
+    """The cells of the first markdown table in ``doc`` from the line that starts with ``heading`` on (that line
+    may be the table's own header row)."""
+    lines = doc[doc.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows

@@ -6,19 +6,9 @@ from __future__ import annotations
 import re
 
 from tests.core.test_architecture import LAYERS, ROOT, graph
+from tests.helpers import markdown_table
 
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-
-
-def table_after(heading: str) -> list[list[str]]:
-    lines = DOC[DOC.index(heading):].splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return rows
 
 
 def shown(module: str) -> str:
@@ -30,7 +20,8 @@ def shown(module: str) -> str:
 
 
 def test_the_layers_table_is_the_rules():
-    documented = {int(row[0].split()[0]): set(re.findall(r"`([^`]+)`", row[1])) for row in table_after("| layer |")}
+    documented = {int(row[0].split()[0]): set(re.findall(r"`([^`]+)`", row[1]))
+                  for row in markdown_table(DOC, "| layer |")}
     wanted: dict[int, set[str]] = {}
     for module, level in LAYERS.items():
         wanted.setdefault(level, set()).add(shown(module))
@@ -38,7 +29,8 @@ def test_the_layers_table_is_the_rules():
 
 
 def test_the_imports_within_the_plugin_packages_are_the_trees():
-    documented = {row[0].strip("`"): re.findall(r"`([^`]+)`", row[1]) for row in table_after("| module | imports")}
+    documented = {row[0].strip("`"): re.findall(r"`([^`]+)`", row[1])
+                  for row in markdown_table(DOC, "| module | imports")}
     edges = graph()
     wanted = {}
     for package in ("tasks", "encoders"):

@@ -15,21 +15,10 @@ import pytest
 from benchbox.task_contract.paired_tests import PairedKind, RowTest
 from benchbox.tasks.declarative import BASES, DeclaredTask
 from benchbox.testing import check_encoder, check_task
+from tests.helpers import markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
-
-
-def table_after(heading: str) -> list[list[str]]:
-    """The cells of the markdown table that follows the line starting with ``heading``."""
-    lines = DOC[DOC.index(heading):].splitlines()[1:]
-    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return rows
 
 
 def code_block(containing: str, language: str = "python") -> str:
@@ -39,7 +28,7 @@ def code_block(containing: str, language: str = "python") -> str:
 
 
 def test_the_toml_keys_table_lists_the_loaders_keys_in_order_with_what_is_required():
-    rows = table_after("The keys of a `[[task]]` table")
+    rows = markdown_table(DOC, "The keys of a `[[task]]` table")
     assert [row[0].strip("`") for row in rows] == list(DeclaredTask.model_fields)
     assert {row[0].strip("`"): row[1] == "yes" for row in rows} == {
         name: field.is_required() for name, field in DeclaredTask.model_fields.items()}
@@ -56,7 +45,7 @@ def test_the_paired_kind_contract_is_the_codes():
     documented = code_block("def test(self, pair").strip()
     signature = str(inspect.signature(PairedKind.test)).replace("'", "")
     assert documented == f"def test{signature}"
-    fields = [row[0].strip("`") for row in table_after("Return None when there is nothing to test")]
+    fields = [row[0].strip("`") for row in markdown_table(DOC, "Return None when there is nothing to test")]
     assert fields == [field.name for field in dataclasses.fields(RowTest)]
 
 
