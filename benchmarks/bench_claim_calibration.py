@@ -28,7 +28,9 @@ and stops unless the claim's p is the fast path's. ``--workers N`` spreads the r
 
 Printed per scenario: the rejection rate at 5% of the claim, of the intersection–union rule of 88a3f56
 (max(pooled p, seed p)) on the same draws, of the pooled (per-row, random-effects) test alone and of the
-unadjusted per-row jackknife tests, each with a Wilson 95% interval; the mean Δr; replicates and seconds. Run:
+unadjusted per-row jackknife tests, each with a Wilson 95% interval; the mean Δr; replicates and seconds. With
+the 1v1 and power scenarios together, the most power any test of a weighted mean of the rows' Δz can have at each
+power level (:func:`power_bound`), beside the 88a3f56 rule's. Run:
 ``BENCHBOX_DATA=../shared/data python benchmarks/bench_claim_calibration.py --workers 2`` (``--help``);
 ``--quick`` is the CI's: a few replicates of every scenario and the API check.
 """
@@ -167,7 +169,7 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
     grouped jackknife's (Δz, var), averaged over the run pairs; random-effects pooling (DL) with the rows'
     clusters (CR2, or the sign-flip test below 4 df); with seeds, Student's t on the per-seed scores weighted with
     the random-effects weights; p = max(pooled p, seed p). Returns the pooled p, the claim's p, the per-row
-    jackknife p of the first run pair and the random-effects weights (the claim test of issue 42 holds them)."""
+    jackknife p of the first run pair and the rows' variances (the claim test of issue 42 weights with them)."""
     effects, variances, row_p = [], [], []
     for i, row in enumerate(design.rows):
         found = [grouped_jackknife_test(row.gold, sa[i], sb[i], row.groups) for sa in a for sb in b]
@@ -182,7 +184,8 @@ def intersection_union(design: Design, a: list[list[np.ndarray]], b: list[list[n
             [[np.arctanh(np.corrcoef(row.gold, s[i])[0, 1]) for i, row in enumerate(design.rows)] for s in side],
             weights) for side in (a, b)]
         p = max(p, seed_stats.seed_test(*on_scale).p)
-    return {"pooled": pooled.p, "old": p, "row_p": row_p, "weights": 1 / (np.asarray(variances) + pooled.tau2)}
+    return {"pooled": pooled.p, "old": p, "row_p": row_p, "effects": np.asarray(effects),
+            "variances": np.asarray(variances)}
 
 
 def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> dict[str, float]:
@@ -190,7 +193,7 @@ def claim_tests(design: Design, a: list[list[np.ndarray]], b: list[list[np.ndarr
     out = intersection_union(design, a, b)
     out["claim"] = joint_test([row.gold for row in design.rows], *([np.array([s[i] for s in side])
                               for i in range(len(design.rows))] for side in (a, b)),
-                              [row.claim_groups for row in design.rows], weights=out["weights"],
+                              [row.claim_groups for row in design.rows], variances=out["variances"],
                               clusters=[row.cluster for row in design.rows]).p
     return out
 
@@ -220,7 +223,8 @@ def replicate(job: tuple[int, int, int, float, float, float]) -> dict[str, float
           for i, row in enumerate(DESIGN.rows)]
     return {"claim": float(out["claim"] < 0.05), "old": float(out["old"] < 0.05),
             "pooled": float(out["pooled"] < 0.05), "rows": float(np.mean(np.asarray(out["row_p"]) < 0.05)),
-            "n_rows": float(len(out["row_p"])), "dr": float(np.mean(dr)), "p_claim": out["claim"]}
+            "n_rows": float(len(out["row_p"])), "dr": float(np.mean(dr)), "p_claim": out["claim"],
+            "effects": out["effects"], "variances": out["variances"]}
 
 
 def through_api(design: Design, data_dir: str, runs: dict[str, list[np.ndarray]]) -> float:
@@ -256,7 +260,7 @@ def wilson(hits: float, n: int) -> str:
     return f"{100 * hits / n:5.1f}% [{100 * low:4.1f}, {100 * high:4.1f}]"
 
 
-def scenario(name: str, jobs: list[tuple], pool) -> None:
+def scenario(name: str, jobs: list[tuple], pool) -> list[dict]:
     started = time.perf_counter()
     results = list(pool.imap(replicate, jobs) if pool is not None else map(replicate, jobs))
     count = len(results)
@@ -266,6 +270,20 @@ def scenario(name: str, jobs: list[tuple], pool) -> None:
           f"| {wilson(sum(r['old'] for r in results), count)} | {wilson(sum(r['pooled'] for r in results), count)} "
           f"| {wilson(rows, n_rows)} | {np.mean([r['dr'] for r in results]):+.4f} "
           f"| {time.perf_counter() - started:.0f} |", flush=True)
+    return results
+
+
+def power_bound(null: list[dict], power: list[dict]) -> tuple[float, float]:
+    """The most power any test of a weighted mean of the rows' Δz can have at 5% (one run a side): the weights
+    1/v̄_r, v̄_r a row's mean variance over the null replicates (the inverse-variance weights of its population
+    variance, fixed in advance), and the statistic's null standard deviation known (a z test with no estimation
+    error). Returns (power, the old rule's rejection rate on the same power draws)."""
+    from scipy import stats as st
+
+    weights = 1 / np.mean([r["variances"] for r in null], axis=0)
+    under_null = np.array([r["effects"] for r in null]) @ weights
+    shift = float(np.mean(np.array([r["effects"] for r in power]) @ weights) / under_null.std(ddof=1))
+    return float(st.norm.sf(1.96 - shift) + st.norm.cdf(-1.96 - shift)), float(np.mean([r["old"] for r in power]))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -311,15 +329,23 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|---|", flush=True)
     context = multiprocessing.get_context("fork")
     with context.Pool(args.workers) if args.workers > 1 else contextlib.nullcontext() as pool:
+        found = {}
         for name in (c for c in SCENARIOS if c in chosen):
             seeds, word, _ = SCENARIOS[name]
             word_sigma = args.word_sigma if word else 0.0
-            scenario(f"null, {seeds} vs {seeds}" + (", shared item error" if seeds > 1 else ""),
-                     [(args.seed, seeds, i, args.sigma, word_sigma, args.sigma) for i in range(args.replicates)], pool)
+            found[name] = scenario(f"null, {seeds} vs {seeds}" + (", shared item error" if seeds > 1 else ""),
+                                   [(args.seed, seeds, i, args.sigma, word_sigma, args.sigma)
+                                    for i in range(args.replicates)], pool)
         for i, shrink in enumerate(args.power_shrink if "power" in chosen else ()):
-            scenario(f"power, 1 vs 1, A's noise × {1 - shrink:.3f}",
-                     [(args.seed + 1 + i, 1, j, args.sigma, 0.0, args.sigma * (1 - shrink))
-                      for j in range(args.power_replicates)], pool)
+            found[shrink] = scenario(f"power, 1 vs 1, A's noise × {1 - shrink:.3f}",
+                                     [(args.seed + 1 + i, 1, j, args.sigma, 0.0, args.sigma * (1 - shrink))
+                                      for j in range(args.power_replicates)], pool)
+    if "1v1" in found:
+        for shrink in (s for s in found if not isinstance(s, str)):
+            bound, old = power_bound(found["1v1"], found[shrink])
+            print(f"\nA's noise × {1 - shrink:.3f}: the best test of a weighted mean of the rows' Δz (population "
+                  f"inverse-variance weights, its variance known) has {100 * bound:.1f}% power; the 88a3f56 rule "
+                  f"{100 * old:.1f}% (ratio at most {bound / max(old, 1e-9):.2f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,11 @@ if TYPE_CHECKING:
 
 
 def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str], rows: list[tuple[str, str]],
-                      known: KnownTasks, weights: np.ndarray, clusters: list[str]) -> ClaimTest | None:
+                      known: KnownTasks, variances: np.ndarray, pooling: str, clusters: list[str]) -> ClaimTest | None:
     """The claim test of the Pearson rows ``rows`` ((task, subset) pairs) between the runs of A and of B, from the
     runs' per-item ``gold`` and ``score`` joined on the task's item keys (the first run of A gives the order), with
-    sentence groups across the rows and the rows' ``weights`` (the pooled analysis'); ``clusters``: the rows' clusters (the sign-flip fallback's). None when some
+    sentence groups across the rows and the random-effects weights of the rows' sampling ``variances`` with τ² by
+    ``pooling`` (the pooled analysis'); ``clusters``: the rows' clusters (the sign-flip fallback's). None when some
     run lacks a row's per-item scores."""
     by_label = {s.label: s for s in sources}
     read: dict[str, dict[str, pd.DataFrame | None]] = {}  # task → run → its per-item rows, each file read once
@@ -47,4 +48,5 @@ def correlation_claim(sources: list[Source], runs_a: list[str], runs_b: list[str
         scores_a.append(side_a)
         scores_b.append(side_b)
         texts.append([column.tolist() for column in sentence_columns(part)])
-    return joint_test(gold, scores_a, scores_b, claim_groups(texts), weights=weights, clusters=clusters)
+    return joint_test(gold, scores_a, scores_b, claim_groups(texts, [len(x) for x in gold]), variances=variances,
+                      pooling=pooling, clusters=clusters)

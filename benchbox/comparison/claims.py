@@ -7,8 +7,9 @@ classification rows, accuracy; retrieval rows, R@10 per direction; a plugin's su
 with at least two rows on at least two item sets, a claim gets:
 
 - one test of the claim against item and seed variance together (:mod:`benchbox.stats.claim_test`): for Pearson
-  rows, the pooled Fisher-z difference (the random-effects weights below, held fixed; a model's runs averaged) with the delete-a-group
-  jackknife over sentence groups formed across every row (:mod:`benchbox.comparison.claim_items`) plus the
+  rows, the pooled Fisher-z difference (the random-effects weights below, τ² re-estimated in each jackknife
+  replicate; a model's runs averaged) with the delete-a-group jackknife over sentence groups formed across every
+  row (:mod:`benchbox.comparison.claim_items`) plus the
   seeds' variance s²_A/k_A + s²_B/k_B, t on Welch–Satterthwaite df; with too few groups or one dominant group,
   the cluster sign-flip test over the rows' clusters instead (intersected with the seed t-test with seeds), named
   in the headline. Other kinds: the random-effects pooled estimate with its variance (model-based or CR2,
@@ -153,7 +154,7 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
     record["better"] = int(verdicts.apply(lambda v: (v == "better").all()).sum())
     record["worse"] = int(verdicts.apply(lambda v: (v == "worse").all()).sum())
     scores: dict[str, np.ndarray] = {}
-    weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()  # random-effects weights, held fixed by the tests
+    weights = (1 / (per_row["var"] + pooled.tau2)).to_numpy()  # random-effects weights of the per-seed scores
     if max(len(runs_a), len(runs_b)) > 1:
         for side, runs, column in (("a", runs_a, "value_a"), ("b", runs_b, "value_b")):
             per_run = rows.groupby(["model_a" if side == "a" else "model_b", *keys], sort=False)[column].first()
@@ -167,8 +168,8 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
                       aso_epsilon=seeds.aso(sign * scores["a"], sign * scores["b"], seed=seed))
     claim = None
     if kind.scale(per_row.index[0][2]) == "Δz":  # Pearson rows: the joint test over sentence groups
-        claim = correlation_claim(sources, runs_a, runs_b, [key[:2] for key in per_row.index], known, weights,
-                                  clusters)
+        claim = correlation_claim(sources, runs_a, runs_b, [key[:2] for key in per_row.index], known,
+                                  per_row["var"].to_numpy(), pooling, clusters)
     if claim is None:
         claim = pooled_claim(pooled, scores.get("a", np.zeros(len(runs_a))), scores.get("b", np.zeros(len(runs_b))))
     record.update(estimate=claim.estimate, ci_low=claim.ci_low, ci_high=claim.ci_high, se=claim.se, df=claim.df,

@@ -3,8 +3,11 @@
 Per-row differences on a common scale (:func:`benchbox.stats.fisher_z_difference` for correlations,
 :func:`benchbox.stats.paired_proportion_difference` for accuracies and recalls) are pooled by a
 random-effects meta-analysis, with the between-row variance τ² by DerSimonian & Laird (1986, ``"dl"``) or
-Paule & Mandel (1982, ``"pm"``), through ``statsmodels.stats.meta_analysis.combine_effects`` (checked against
-R metafor), truncated at τ² = 0 as metafor does (statsmodels returns DerSimonian–Laird's negative values). I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
+Paule & Mandel (1982, ``"pm"``: the root of the generalised Q equation, by bisection) in
+:func:`between_row_variance` (DerSimonian–Laird checked against statsmodels' ``combine_effects``, both against R
+metafor), truncated at τ² = 0 as metafor does. statsmodels' Paule–Mandel iteration is not used: when a Newton step
+overshoots the root it returns τ² = 0 although Q(0) > k − 1, i.e. the fixed-effect answer for heterogeneous rows.
+I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 
 Rows that share items are dependent. Rows carry a cluster label (the item set of their paired-test kind,
@@ -52,7 +55,8 @@ import numpy as np
 
 from benchbox.errors import BenchboxError
 
-METHODS = {"dl": "dl", "pm": "pm"}
+#: the estimators of τ² (:func:`between_row_variance`)
+METHODS = ("dl", "pm")
 
 #: Below this Satterthwaite df the CR2 t test is unreliable (Tipton 2015, Psychological Methods 20(3)), and
 #: the pooled p and interval come from the cluster sign-flip test (:class:`ClusterSignFlip`) instead.
@@ -138,7 +142,6 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
     label repeats the interval and p use the CR2 robust variance with Satterthwaite df, or the cluster
     sign-flip test when those df are below :data:`SIGN_FLIP_BELOW_DF` (module docstring)."""
     from scipy import stats as st
-    from statsmodels.stats.meta_analysis import combine_effects
 
     if method not in METHODS:
         raise BenchboxError(f"unknown pooling method {method!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
@@ -148,15 +151,11 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
         raise BenchboxError(f"pooling needs at least two rows of effects and variances, got {y.shape} and {v.shape}")
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(v)) and np.all(v > 0)):
         raise BenchboxError("pooling needs finite effects and positive finite variances")
-    kwds = {"atol": 1e-12, "maxiter": 200} if method == "pm" else {}
-    with np.errstate(invalid="ignore"):  # the square roots of a negative DL τ²'s weights, truncated below
-        result = combine_effects(y, v, method_re=METHODS[method], alpha=1 - level, **kwds)
-    tau2 = float(result.tau2)
-    if tau2 > 0:
-        estimate, se = float(result.mean_effect_re), float(result.sd_eff_w_re)
-    else:  # statsmodels leaves DerSimonian-Laird's (Q − df)/c negative when Q < df; metafor truncates at 0
-        tau2, estimate, se = 0.0, float(result.mean_effect_fe), float(result.sd_eff_w_fe)
+    tau2 = float(between_row_variance(y, v, method))
+    w_re = 1 / (v + tau2)
+    estimate, se = float(w_re @ y / w_re.sum()), float(1 / math.sqrt(w_re.sum()))
     w_fe = 1 / v
+    q = float(w_fe @ (y - w_fe @ y / w_fe.sum()) ** 2)  # Cochran's Q
     typical = (len(y) - 1) * w_fe.sum() / (w_fe.sum() ** 2 - (w_fe**2).sum())
     i2 = 100 * tau2 / (tau2 + typical)
     labels = np.arange(len(y)) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
@@ -183,8 +182,37 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
         quantile = float(st.norm.ppf(0.5 + level / 2))
         p = float(2 * st.norm.sf(abs(estimate) / se))
         ci_low, ci_high = estimate - quantile * se, estimate + quantile * se
-    return PooledEffect(estimate, se, float(ci_low), float(ci_high), p, tau2, float(i2), float(result.q), len(y), m,
+    return PooledEffect(estimate, se, float(ci_low), float(ci_high), p, tau2, float(i2), q, len(y), m,
                         method, robust, float(df), kind)
+
+
+def between_row_variance(effects, variances, method: str = "dl") -> np.ndarray:
+    """τ² of the random-effects model for many sets of row effects at once: ``effects`` [..., k], one set per
+    leading index, all with the rows' sampling ``variances`` [k]; truncated at 0 (as :func:`pool_effects`).
+    ``"dl"``: DerSimonian & Laird 1986, (Q − (k − 1)) / (Σw − Σw²/Σw) with w = 1/v; ``"pm"``: Paule & Mandel
+    1982, the τ² at which the generalised Q, Σ w(τ²)(y − μ̂(τ²))² with w(τ²) = 1/(v + τ²), equals k − 1, found by
+    bisection (Q(τ²) decreases in τ²; it is below k − 1 beyond the rows' sample variance, which bounds it).
+    The claim test re-estimates τ² in each jackknife replicate with it (:mod:`benchbox.stats.claim_test`)."""
+    if method not in METHODS:
+        raise BenchboxError(f"unknown pooling method {method!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
+    y, v = np.asarray(effects, dtype=float), np.asarray(variances, dtype=float)
+    k = y.shape[-1]
+
+    def q(tau2):
+        w = 1 / (v + tau2[..., None])
+        mu = (w * y).sum(-1, keepdims=True) / w.sum(-1, keepdims=True)
+        return (w * (y - mu) ** 2).sum(-1)
+
+    zero = np.zeros(y.shape[:-1])
+    if method == "dl":
+        w = 1 / v
+        return np.maximum(0.0, (q(zero) - (k - 1)) / (w.sum() - (w**2).sum() / w.sum()))
+    low, high = zero, np.where(q(zero) > k - 1, y.var(axis=-1, ddof=1), 0.0)
+    for _ in range(100):  # the bracket halves each step: 2^-100 of the sample variance
+        middle = (low + high) / 2
+        above = q(middle) > k - 1
+        low, high = np.where(above, middle, low), np.where(above, high, middle)
+    return (low + high) / 2
 
 
 def _inverse_sqrt(matrix: np.ndarray) -> np.ndarray:

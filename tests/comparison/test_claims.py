@@ -236,3 +236,28 @@ def test_aso_is_descriptive_beside_a_claim_that_is_not_significant(tmp_path):
     assert f"ASO ε = {claim['aso_epsilon']:.2f} (descriptive: the claim is not significant)" in line
     assert "dominant" not in line
     assert f"one run of {claim['model_b']}: its training variance not assessed" in line
+
+
+def test_a_claim_over_rows_without_sentences_has_a_group_per_item(tmp_path):
+    """A task whose items are not sentence pairs (no sentence columns: e.g. a plugin scoring other objects) still
+    gets its claim: every item is its own group. compare used to stop with numpy's "zero-size array to reduction
+    operation maximum" (no groups at all), and with it the leaderboard's significance groups."""
+    from benchbox.storage.runs import write_run
+
+    rng = np.random.default_rng(5)
+    gold = {s: rng.standard_normal(60) for s in ("s0", "s1")}
+    paths = []
+    for name, noise in (("sharp", 0.5), ("blurred", 1.5)):
+        frames, metrics = [], []
+        for subset, g in gold.items():
+            score = g + noise * rng.standard_normal(60)
+            frames.append(pd.DataFrame({"subset": subset, "item": np.arange(60), "gold": g, "score": score}))
+            metrics.append({"task": "objects", "subset": subset, "metric": "pearson",
+                            "value": float(np.corrcoef(g, score)[0, 1]), "n": 60})
+        manifest = {"kind": "eval", "encoder": {"name": name, "fingerprint": f"{name}-fp", "config": {}, "dim": 4},
+                    "options": {"seed": 1111}, "tasks": {}}
+        paths.append(str(write_run(tmp_path, name, manifest, pd.DataFrame(metrics),
+                                   {"objects": pd.concat(frames, ignore_index=True)})))
+    claims = compare(paths, runs_dir=tmp_path).claims
+    claim = claims[claims["kind"] == "correlation"].iloc[0]
+    assert claim["groups"] == 120 and claim["variance"] == "jackknife" and claim["p_claim"] < 0.05

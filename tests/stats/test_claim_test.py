@@ -105,10 +105,22 @@ def test_combine_by_hand_and_a_single_run_counts_as_fixed():
 
 def test_claim_groups_link_rows_by_shared_sentences():
     texts = [[["A cat.", "a dog."], ["x", "y"]], [["a  cat.", "z"], ["w", "v"]], []]
-    groups = claim_groups([texts[0], texts[1]])
+    groups = claim_groups([texts[0], texts[1]], [2, 2])
     assert groups[0][0] == groups[1][0] and len({*groups[0], *groups[1]}) == 3
-    with_plain = claim_groups([texts[0], [[1, 2, 3]]])
+    with_plain = claim_groups([texts[0], [[1, 2, 3]]], [2, 3])
     assert len(set(with_plain[1])) == 3 and not set(with_plain[1]) & set(with_plain[0])
+    with pytest.raises(BenchboxError, match="one length per row"):
+        claim_groups([texts[0]], [3])
+
+
+def test_rows_without_sentences_get_a_group_per_item():
+    """A row without sentence columns (a plugin's Pearson task scoring items that are not sentences) holds one
+    group per item, beside rows with sentences (grouped) and alone: the claim test has units to delete (it had
+    none, and compare stopped with numpy's "zero-size array" on a claim over such rows)."""
+    mixed = claim_groups([[["A cat.", "a dog."], ["x", "a  cat."]], []], [2, 4])  # the two pairs share "a cat."
+    assert mixed[0][0] == mixed[0][1] and len(set(mixed[1])) == 4 and not set(mixed[1]) & set(mixed[0])
+    alone = claim_groups([[], []], [3, 5])
+    assert [len(x) for x in alone] == [3, 5] and len({*alone[0], *alone[1]}) == 8
 
 
 def test_a_dominant_group_falls_back_to_the_sign_flip_test():
@@ -154,3 +166,34 @@ def test_size_with_seeds_that_share_item_error():
                           for r, m in enumerate(n)])
         rejected += joint_test(gold, sides[0], sides[1], groups, min_groups=2, max_share=1.0).p < 0.05
     assert 0.03 <= rejected / 1000 <= 0.075, rejected / 1000
+
+
+@pytest.mark.parametrize("pooling", ["dl", "pm"])
+def test_random_effects_weights_are_re_estimated_in_every_replicate_by_hand(pooling):
+    """Three heterogeneous rows of 40 single-pair groups each, with the pooled analysis' variances: Δ is the
+    random-effects estimate (weights 1/(v_r + τ²)), and each delete-a-group replicate is the random-effects
+    estimate of its own row effects, τ² re-estimated (pool_effects on the leave-out effects, by hand). Holding
+    the full-data weights fixed gives another variance (the test of before the change)."""
+    from benchbox.stats.pooling import pool_effects
+
+    rng = np.random.default_rng(42)
+    gold = [rng.normal(size=40) for _ in range(3)]
+    a = [x + rng.normal(scale=s, size=40) for x, s in zip(gold, (0.5, 1.5, 0.8))]
+    b = [x + rng.normal(scale=s, size=40) for x, s in zip(gold, (1.2, 0.6, 0.9))]
+    groups = [np.arange(40) + 40 * r for r in range(3)]
+    v = np.array([0.004, 0.006, 0.005])
+
+    def effects(drop):
+        return np.array([_z(gold[r][groups[r] != drop], a[r][groups[r] != drop])
+                         - _z(gold[r][groups[r] != drop], b[r][groups[r] != drop]) for r in range(3)])
+
+    full = pool_effects(effects(-1), v, method=pooling)
+    assert full.tau2 > 0  # heterogeneous rows: the weights depend on the effects
+    left_out = np.array([pool_effects(effects(g), v, method=pooling).estimate for g in range(120)])
+    variance = 119 / 120 * ((left_out - left_out.mean()) ** 2).sum()
+    result = joint_test(gold, a, b, groups, variances=v, pooling=pooling, min_groups=2, max_share=1.0)
+    assert result.estimate == pytest.approx(full.estimate, rel=1e-9)
+    assert result.var_items == pytest.approx(variance, rel=1e-6)
+    w = 1 / (v + full.tau2)
+    fixed = np.array([effects(g) @ w / w.sum() for g in range(120)])
+    assert 119 / 120 * ((fixed - fixed.mean()) ** 2).sum() != pytest.approx(variance, rel=1e-4)

@@ -12,7 +12,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 
 from benchbox.errors import BenchboxError
 from benchbox.task_contract.paired_tests import KINDS
-from benchbox.stats.pooling import pool_effects, sentence_clusters
+from benchbox.stats.pooling import between_row_variance, pool_effects, sentence_clusters
 from benchbox.stats.seeds import aso, per_seed_scores, seed_test
 from benchbox.stats import fisher_z_difference, paired_proportion_difference, steiger_test
 
@@ -37,19 +37,43 @@ def test_pooling_reproduces_metafor_on_kacker_2004(method):
     assert pooled.df == np.inf and pooled.variance == "model"
 
 
-@pytest.mark.parametrize("method", ["pm", "dl"])
-def test_pooling_equals_statsmodels(method):
+def test_dersimonian_laird_pooling_equals_statsmodels():
+    """(Paule–Mandel is checked against metafor and its own equation: statsmodels' is wrong on these rows, below.)"""
     rng = np.random.default_rng(3)
     y, v = rng.normal(0.1, 0.05, 26), rng.uniform(0.0005, 0.004, 26)
-    pooled = pool_effects(y, v, method=method)
-    reference = combine_effects(y, v, method_re=method, atol=1e-12, maxiter=200) if method == "pm" else \
-        combine_effects(y, v, method_re=method)
+    pooled = pool_effects(y, v, method="dl")
+    reference = combine_effects(y, v, method_re="dl")
     low, high = reference.conf_int()[1]  # (fixed, random, fixed WLS, random WLS): the random-effects interval
     assert pooled.estimate == pytest.approx(reference.mean_effect_re, abs=1e-12)
     assert pooled.se == pytest.approx(reference.sd_eff_w_re, abs=1e-12)
     assert (pooled.ci_low, pooled.ci_high) == pytest.approx((low, high), abs=1e-12)
     assert pooled.tau2 == pytest.approx(reference.tau2, abs=1e-12)
     assert pooled.p == pytest.approx(2 * st.norm.sf(abs(reference.mean_effect_re / reference.sd_eff_w_re)))
+
+
+def test_paule_mandel_solves_its_equation_where_statsmodels_iteration_overshoots():
+    """Four rows far more spread than their variances (Q(0) = 20.4 > k − 1 = 3): Paule–Mandel's τ² is the root of
+    Q(τ²) = Σ (y − μ̂)²/(v + τ²) = k − 1. statsmodels' Newton iteration steps past the root, sees Q < k − 1 and
+    returns τ² = 0 (the fixed-effect answer); benchbox's bisection finds the root."""
+    y, v = np.array([0.07, 0.16, 0.07, -0.26]), np.array([0.004, 0.005, 0.008, 0.005])
+    assert combine_effects(y, v, method_re="pm", atol=1e-12, maxiter=200).tau2 == 0  # the overshoot
+
+    def q(tau2):
+        w = 1 / (v + tau2)
+        return float(w @ (y - w @ y / w.sum()) ** 2)
+
+    assert q(0.0) == pytest.approx(20.427, abs=1e-3)
+    pooled = pool_effects(y, v, method="pm")
+    assert q(pooled.tau2) == pytest.approx(3.0, abs=1e-9)
+    assert pooled.tau2 == pytest.approx(0.0291385, abs=1e-6)
+    w = 1 / (v + pooled.tau2)
+    assert pooled.estimate == pytest.approx(w @ y / w.sum()) and pooled.se == pytest.approx(w.sum() ** -0.5)
+    assert between_row_variance(np.stack([y, y[::-1]]), v, "pm")[0] == pytest.approx(pooled.tau2)
+    # the 26 rows of the statsmodels check above: its iteration also stops at 0 there, with Q(0) = 38.1 > 25
+    rng = np.random.default_rng(3)
+    y, v = rng.normal(0.1, 0.05, 26), rng.uniform(0.0005, 0.004, 26)
+    assert combine_effects(y, v, method_re="pm", atol=1e-12, maxiter=200).tau2 == 0
+    assert q(pool_effects(y, v, method="pm").tau2) == pytest.approx(25.0, abs=1e-9)
 
 
 def test_negative_dersimonian_laird_tau2_is_truncated_at_zero():
