@@ -106,7 +106,7 @@ def claim_groups(texts: Sequence[Sequence[Sequence[Any]]], lengths: Sequence[int
             column += list(columns[c]) if c < len(columns) else [None] * lengths[r]
         stacked.append(column)
     labels = sentence_groups(*stacked)
-    if width and any(not columns for columns in texts):  # rows without text: every item its own group
+    if any(not columns for columns in texts):  # rows without text: every item its own group
         labels = labels.copy()
         start, fresh = 0, labels.max() + 1 if len(labels) else 0
         for columns, n in zip(texts, lengths):

@@ -155,7 +155,7 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
     w_re = 1 / (v + tau2)
     estimate, se = float(w_re @ y / w_re.sum()), float(1 / math.sqrt(w_re.sum()))
     w_fe = 1 / v
-    q = float(w_fe @ (y - w_fe @ y / w_fe.sum()) ** 2)  # Cochran's Q
+    q = float(generalised_q(y, v, np.zeros(())))  # Cochran's Q
     typical = (len(y) - 1) * w_fe.sum() / (w_fe.sum() ** 2 - (w_fe**2).sum())
     i2 = 100 * tau2 / (tau2 + typical)
     labels = np.arange(len(y)) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
@@ -197,22 +197,24 @@ def between_row_variance(effects, variances, method: str = "dl") -> np.ndarray:
         raise BenchboxError(f"unknown pooling method {method!r}: use dl (DerSimonian-Laird) or pm (Paule-Mandel)")
     y, v = np.asarray(effects, dtype=float), np.asarray(variances, dtype=float)
     k = y.shape[-1]
-
-    def q(tau2):
-        w = 1 / (v + tau2[..., None])
-        mu = (w * y).sum(-1, keepdims=True) / w.sum(-1, keepdims=True)
-        return (w * (y - mu) ** 2).sum(-1)
-
     zero = np.zeros(y.shape[:-1])
     if method == "dl":
         w = 1 / v
-        return np.maximum(0.0, (q(zero) - (k - 1)) / (w.sum() - (w**2).sum() / w.sum()))
-    low, high = zero, np.where(q(zero) > k - 1, y.var(axis=-1, ddof=1), 0.0)
+        return np.maximum(0.0, (generalised_q(y, v, zero) - (k - 1)) / (w.sum() - (w**2).sum() / w.sum()))
+    low, high = zero, np.where(generalised_q(y, v, zero) > k - 1, y.var(axis=-1, ddof=1), 0.0)
     for _ in range(100):  # the bracket halves each step: 2^-100 of the sample variance
         middle = (low + high) / 2
-        above = q(middle) > k - 1
+        above = generalised_q(y, v, middle) > k - 1
         low, high = np.where(above, middle, low), np.where(above, high, middle)
     return (low + high) / 2
+
+
+def generalised_q(effects: np.ndarray, variances: np.ndarray, tau2: np.ndarray) -> np.ndarray:
+    """Σ w (y − μ̂)² with w = 1/(v + τ²) and μ̂ the w-weighted mean, for effects [..., k] and τ² [...]; at τ² = 0
+    Cochran's Q."""
+    w = 1 / (variances + tau2[..., None])
+    mu = (w * effects).sum(-1, keepdims=True) / w.sum(-1, keepdims=True)
+    return (w * (effects - mu) ** 2).sum(-1)
 
 
 def _inverse_sqrt(matrix: np.ndarray) -> np.ndarray:
