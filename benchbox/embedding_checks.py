@@ -81,8 +81,23 @@ def check_encoder_output(out: Any, sentences: Sequence[str], encoder: str, dim: 
     return array
 
 
+#: rows closer than this many float32 ulps of their largest entry count as one vector: one computation rounds
+#: differently per row on some CPUs (a GEMM's AVX-512 kernel splits rows that its AVX2 kernel keeps together), so
+#: a constant encoder or identical inputs must be recognised up to rounding, the same on every CPU
+SAME_VECTOR_ULPS = 16
+
+
+def all_rows_equal(array: np.ndarray) -> bool:
+    """Whether the n ≥ 2 rows of ``array`` are one vector up to float32 rounding (:data:`SAME_VECTOR_ULPS`)."""
+    if len(array) < 2:
+        return False
+    tolerance = SAME_VECTOR_ULPS * np.finfo(np.float32).eps * max(float(np.abs(array[0]).max(initial=0.0)), 1e-30)
+    return bool(np.abs(array - array[0]).max(initial=0.0) <= tolerance)
+
+
 def require_informative(embeddings: Any, encoder: str, what: str) -> None:
-    """Raise :class:`BenchboxError` if ``embeddings`` [n, d] has non-finite rows or (n ≥ 2) all rows equal."""
+    """Raise :class:`BenchboxError` if ``embeddings`` [n, d] has non-finite rows or (n ≥ 2) all rows equal
+    (:func:`all_rows_equal`)."""
     array = np.asarray(embeddings)
     if array.ndim != 2 or len(array) == 0:
         return
@@ -90,7 +105,7 @@ def require_informative(embeddings: Any, encoder: str, what: str) -> None:
     if not finite.all():
         raise BenchboxError(f"{what}: {int((~finite).sum())} of {len(array)} embeddings of encoder {encoder!r} "
                             "are NaN or infinite; they cannot be scored")
-    if len(array) >= 2 and bool((array == array[0]).all()):
+    if all_rows_equal(array):
         raise BenchboxError(f"{what}: all {len(array)} embeddings of encoder {encoder!r} are identical (a constant "
                             "encoder); they cannot be scored")
 
@@ -110,7 +125,7 @@ def check_image_output(out: Any, n_images: int, encoder: str, dim: int | None = 
     if not finite.all():
         raise BenchboxError(f"encoder {encoder!r}: {call} returned NaN or infinite values for "
                             f"{int((~finite).sum())} of {n_images} images: check the encoder and the image features")
-    if n_images >= 2 and bool((array == array[0]).all()):
+    if all_rows_equal(array):
         raise BenchboxError(f"encoder {encoder!r}: {call} returned the same vector for all {n_images} images (a "
                             "dead image branch, or identical image features); they cannot be scored")
     return array

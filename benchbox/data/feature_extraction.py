@@ -34,6 +34,7 @@ from torchvision import transforms
 from benchbox.console import log
 from benchbox.storage.checksums import sha256_file
 from benchbox.device import resolve_device
+from benchbox.processes import safe_start_method
 from benchbox.errors import BenchboxError
 from benchbox.data.image_features import IMAGE_EXTENSIONS, normalise_id, read_features, save_features
 
@@ -58,22 +59,24 @@ class FeatureModel:
     weights: str
 
 
-def ten_crop_transform() -> Callable[[Image.Image], torch.Tensor]:
+class TenCropTransform:
     """PIL RGB image → the ten normalised crops [10, 3, 224, 224] of :data:`CROP_PROTOCOL`.
 
     Resizing and cropping are torchvision's ``Resize(256)`` and ``TenCrop(224)``; the conversion to floats
     (``/ 255``, then ``(x - mean) / std``, as ``ToTensor`` + ``Normalize``) is done in numpy on all ten crops
-    at once, which is much faster than per-crop tensor ops on a busy CPU.
+    at once, which is much faster than per-crop tensor ops on a busy CPU. A plain class (no closure), so a
+    loader worker started by forkserver or spawn can unpickle it.
     """
-    crop = transforms.Compose([transforms.Resize(256), transforms.TenCrop(224)])
-    mean = np.asarray(IMAGENET_MEAN, dtype=np.float32)
-    std = np.asarray(IMAGENET_STD, dtype=np.float32)
 
-    def transform(image: Image.Image) -> torch.Tensor:
-        pixels = np.stack([np.asarray(c, dtype=np.uint8) for c in crop(image)]).astype(np.float32) / np.float32(255)
-        return torch.from_numpy(np.ascontiguousarray(((pixels - mean) / std).transpose(0, 3, 1, 2)))
+    def __init__(self) -> None:
+        self.crop = transforms.Compose([transforms.Resize(256), transforms.TenCrop(224)])
+        self.mean = np.asarray(IMAGENET_MEAN, dtype=np.float32)
+        self.std = np.asarray(IMAGENET_STD, dtype=np.float32)
 
-    return transform
+    def __call__(self, image: Image.Image) -> torch.Tensor:
+        crops = self.crop(image)
+        pixels = np.stack([np.asarray(c, dtype=np.uint8) for c in crops]).astype(np.float32) / np.float32(255)
+        return torch.from_numpy(np.ascontiguousarray(((pixels - self.mean) / self.std).transpose(0, 3, 1, 2)))
 
 
 @contextmanager
@@ -159,7 +162,7 @@ class TenCropImages(torch.utils.data.Dataset):
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
-        self.transform = ten_crop_transform()
+        self.transform = TenCropTransform()
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -236,7 +239,8 @@ def extract_features(
     target = resolve_device(device)
     net = model.net.to(target)
     loader = torch.utils.data.DataLoader(
-        TenCropImages([all_images[n] for n in todo]), batch_size=batch_size, num_workers=workers, collate_fn=_collate
+        TenCropImages([all_images[n] for n in todo]), batch_size=batch_size, num_workers=workers, collate_fn=_collate,
+        multiprocessing_context=safe_start_method() if workers else None,
     )
     skipped: list[str] = []
     last_save = time.perf_counter()

@@ -5,8 +5,9 @@ Per-row differences on a common scale (:func:`benchbox.stats.fisher_z_difference
 random-effects meta-analysis, with the between-row variance τ² by DerSimonian & Laird (1986, ``"dl"``) or
 Paule & Mandel (1982, ``"pm"``: the root of the generalised Q equation, by bisection) in
 :func:`between_row_variance` (DerSimonian–Laird checked against statsmodels' ``combine_effects``, both against R
-metafor), truncated at τ² = 0 as metafor does. statsmodels' Paule–Mandel iteration is not used: when a Newton step
-overshoots the root it returns τ² = 0 although Q(0) > k − 1, i.e. the fixed-effect answer for heterogeneous rows.
+metafor), truncated at τ² = 0 as metafor does. statsmodels' Paule–Mandel iteration is not used: on strongly
+heterogeneous rows its Newton steps can stop away from the root (at τ² = 0 or elsewhere, depending on the CPU's
+floating-point path) although Q(0) > k − 1; bisection on the monotone Q(τ²) finds the root on every CPU.
 I² is metafor's: 100·τ²/(τ² + s²) with s² the typical within-row variance (Higgins & Thompson
 2002, eq. 9), which equals (Q − df)/Q for DerSimonian–Laird.
 

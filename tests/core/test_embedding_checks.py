@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from benchbox import run_tasks
-from benchbox.embedding_checks import check_encoder_output, require_informative
+from benchbox.embedding_checks import check_encoder_output, check_image_output, require_informative
 from benchbox.errors import BenchboxError
 from benchbox.training.finite import FiniteGuard, NonFiniteTraining
 from tests.helpers import TableEncoder
@@ -32,6 +32,20 @@ def test_constant_embeddings_are_refused_and_informative_ones_pass():
         require_informative(np.ones((3, 2), np.float32), "enc", "x")
     require_informative(np.array([[1, 1], [1, 1], [1, 0]], np.float32), "enc", "x")  # one row differs: scored
     require_informative(np.ones((1, 2), np.float32), "enc", "x")  # a single row is not "constant"
+
+
+def test_constant_means_equal_up_to_rounding_on_every_cpu():
+    """One vector computed per row can differ in its last bits between rows on one CPU (an AVX-512 GEMM kernel) and
+    not on another (AVX2): a constant encoder is refused either way; a real difference of 1e-5 is scored."""
+    row = np.linspace(-1, 1, 8, dtype=np.float32)
+    ulp_apart = np.stack([row, np.nextafter(row, np.float32(2)), np.nextafter(row, np.float32(-2))])
+    with pytest.raises(BenchboxError, match="all 3 embeddings of encoder 'enc' are identical"):
+        require_informative(ulp_apart, "enc", "x")
+    with pytest.raises(BenchboxError, match="the same vector for all 3 images"):
+        check_image_output(ulp_apart, 3, "enc", 8)
+    apart = np.stack([row, row + np.float32(1e-5)])
+    require_informative(apart, "enc", "x")
+    assert check_image_output(apart, 2, "enc", 8).shape == (2, 8)
 
 
 def test_encoder_output_dtype_and_shape():

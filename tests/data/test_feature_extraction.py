@@ -93,7 +93,7 @@ def tiny() -> fx.FeatureModel:
 def test_ten_crop_transform_is_the_protocol():
     path = real_image()
     with Image.open(path) as image:
-        got = fx.ten_crop_transform()(image.convert("RGB"))
+        got = fx.TenCropTransform()(image.convert("RGB"))
     assert got.shape == (10, 3, 224, 224) and got.dtype == torch.float32
     np.testing.assert_allclose(got.numpy(), explicit_ten_crops(path).numpy(), atol=1e-5)  # same crops, same order
     tensor = transforms.Compose([transforms.ToTensor(), transforms.Normalize(fx.IMAGENET_MEAN, fx.IMAGENET_STD)])

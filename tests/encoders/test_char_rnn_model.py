@@ -40,7 +40,7 @@ def test_encode_is_normalised_and_independent_of_batching(cls):
     np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1, atol=1e-5)
     # padding is masked out of the pooling: the batch a sentence is in cannot change its embedding
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
-    assert enc.encode_images(np.ones((2, 6), np.float32)).shape == (2, 16)
+    assert enc.encode_images(np.stack([np.ones(6), np.linspace(-1, 1, 6)]).astype(np.float32)).shape == (2, 16)
     with pytest.raises(BenchboxError):
         enc.encode_images(np.ones((2, 5), np.float32))
 

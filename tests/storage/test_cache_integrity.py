@@ -135,9 +135,11 @@ def test_bad_batch_size_poisons_nothing_char_gru(tmp_path):
     good = run_tasks(enc, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=cache)
     fresh = run_tasks(enc, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=EmbeddingCache(tmp_path / "fresh"))
     assert values(good) == values(fresh) and cache.misses > 0
-    # --no-cache batches the padded RNN differently (the cache encodes each distinct text once): float32 noise only
+    # --no-cache batches the padded RNN differently (the cache encodes each distinct text once): float32 noise only.
+    # The embeddings then agree to ~1e-6 (float32 through the recurrence, CPU-dependent kernels), the cosines to
+    # ~1e-6, and a correlation over 1,379 pairs (near-tied cosines may swap ranks) to well within 1e-5
     uncached = run_tasks(enc, ["stsb-cosine"], data_dir=tmp_path / "no-root", cache=False)
-    assert [r.value for r in good.records] == pytest.approx([r.value for r in uncached.records], abs=1e-6)
+    assert [r.value for r in good.records] == pytest.approx([r.value for r in uncached.records], abs=1e-5)
 
 
 def _cli(*args, env_extra=None, code=None):
