@@ -42,6 +42,8 @@ from benchbox.training.train_options import check_declared, train_option
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
 #: the terms of a weighted combination: those losses and Bordes et al.'s textual objective L_T
 TERMS = (*LOSSES, "textual")
+#: the ranking terms: a caption ranked against the visual side (or, with ``--visual cluster``, a partner caption)
+RANKING_TERMS = ("hinge-sum", "hinge-max", "order")
 #: terms that read the visual side of a caption (not ``cluster``, which compares captions, nor ``textual``)
 VISUAL_TERMS = ("hinge-sum", "hinge-max", "order", "perceptual")
 #: Bordes et al. (2019)'s named models, their Table 2 and §4.2 (M_A^p(α_T, α_P, α_C)): preset → (term, weight)
@@ -56,6 +58,15 @@ LOSS_PRESETS = {
 DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.5, "perceptual": 0.2}
 #: the ranking margin of a preset that sets its own (Bordes et al. 2019, §3.4: their baseline P has m′ = 0.5)
 PRESET_MARGIN = {"projection": 0.5}
+#: how the cluster loss L_C gathers its 2B(B − 1) hinge terms (``--cluster-reduction``): their mean (the default,
+#: so that α_C L_C and α_P L_P, one correlation, are on one scale and M_b lies between M_c and M_p as Bordes et
+#: al.'s Table 2 has it) or their sum (runs recorded before the option)
+CLUSTER_REDUCTIONS = ("mean", "sum")
+#: the anchors of a ranking term (``--ranking-anchors``): ``both``, every caption against the other images and
+#: every image against the other captions (Merkx & Frank's symmetric hinge), or ``caption``, the captions only
+RANKING_ANCHORS = ("both", "caption")
+#: the anchors of a preset that sets its own (Bordes et al. 2019, eq. 3: P ranks a sentence against other videos)
+PRESET_ANCHORS = {"projection": "caption"}
 #: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
 LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 #: the ``--visual`` modes that read a features file
@@ -104,6 +115,10 @@ class TrainConfig:
     margin: float | None = train_option(None, low=0, help="Margin of the ranking term (default 0.2; 0.05 for --loss order; 0.5 for the projection preset, Bordes et al.'s m').")
     #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
     cluster_margin: float = train_option(DEFAULT_MARGIN["cluster"], low=0, help="Margin m of the cluster loss (Bordes et al. 2019: 0.5).")
+    #: how L_C gathers its hinge terms (:data:`CLUSTER_REDUCTIONS`)
+    cluster_reduction: str = train_option(CLUSTER_REDUCTIONS[0], choices=CLUSTER_REDUCTIONS, help="How the cluster loss gathers its hinge terms: mean (default; α_C L_C and α_P L_P on one scale, as Bordes et al.'s Table 2 weighs them) or sum (runs before this option).")
+    #: the anchors of the ranking term (:data:`RANKING_ANCHORS`); None: the preset's own, else both
+    ranking_anchors: str | None = train_option(None, choices=RANKING_ANCHORS, help="Anchors of the ranking term: both (captions against other images and images against other captions; default) or caption (captions only; the default of the projection preset, Bordes et al.'s eq. 3).")
     lr_max: float | None = train_option(None, low=0, low_open=True, help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")
     lr_min: float = train_option(1e-6, low=0, help="Lowest learning rate (at most --lr-max).")
     seed: int = train_option(DEFAULT_SEED, low=0, shared=True)
@@ -141,6 +156,7 @@ class TrainConfig:
                                 f"{self.visual}")
         self._check_video(terms)
         self._check_textual(terms)
+        self._check_term_options(terms)
         self._check_ranges()
         if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
@@ -183,6 +199,15 @@ class TrainConfig:
             raise BenchboxError("the textual term needs a batch size of at least 2 (a sentence's neighbours are "
                                 "found among the others of its batch)")
 
+    def _check_term_options(self, terms: tuple[tuple[str, float], ...]) -> None:
+        """``--cluster-reduction`` and ``--ranking-anchors`` only with the term they change."""
+        if self.cluster_reduction != CLUSTER_REDUCTIONS[0] and not any(t == "cluster" for t, _ in terms):
+            raise BenchboxError(f"--cluster-reduction {self.cluster_reduction} is only read with a cluster term; "
+                                f"--loss {self.loss} has none")
+        if self.ranking_anchors is not None and not any(t in RANKING_TERMS for t, _ in terms):
+            raise BenchboxError(f"--ranking-anchors is only read with a ranking term ({', '.join(RANKING_TERMS)}); "
+                                f"--loss {self.loss} has none")
+
     def _check_ranges(self) -> None:
         """The weights of the API's grounding terms finite and ≥ 0 (the declared options are checked by
         :func:`check_declared`), and ``lr_min`` ≤ the resolved ``lr_max``: a learning rate of inf or NaN trains
@@ -208,11 +233,25 @@ class TrainConfig:
         0.5 for ``projection``), else 0.05 for ``order`` and 0.2 otherwise."""
         if self.margin is not None:
             return self.margin
-        named = {part.partition("=")[0].strip() for part in self.loss.split(",")}
+        named = self._named_presets
         preset = [PRESET_MARGIN[p] for p in PRESET_MARGIN if p in named]
         if preset:
             return preset[0]
         return DEFAULT_MARGIN["order"] if any(t == "order" for t, _ in self.loss_terms) else DEFAULT_MARGIN["hinge-sum"]
+
+    @property
+    def resolved_ranking_anchors(self) -> str:
+        """The anchors of the ranking term: ``--ranking-anchors``, else a named preset's own
+        (:data:`PRESET_ANCHORS`: ``caption`` for ``projection``), else ``both``."""
+        if self.ranking_anchors is not None:
+            return self.ranking_anchors
+        named = self._named_presets
+        return next((PRESET_ANCHORS[p] for p in PRESET_ANCHORS if p in named), RANKING_ANCHORS[0])
+
+    @property
+    def _named_presets(self) -> set[str]:
+        """The parts of ``--loss`` written without a weight (presets, or a single name)."""
+        return {part.partition("=")[0].strip() for part in self.loss.split(",")}
 
     @property
     def resolved_lr_max(self) -> float:
@@ -242,6 +281,8 @@ class TrainConfig:
                            "loss_terms": {t: w for t, w in self.loss_terms}}
         if any(t == "cluster" for t, _ in self.loss_terms):
             out["resolved"]["cluster_margin"] = self.cluster_margin
+        if any(t in RANKING_TERMS for t, _ in self.loss_terms):
+            out["resolved"]["ranking_anchors"] = self.resolved_ranking_anchors
         if self.needs_text:
             from benchbox.training.losses import TEXTUAL_TEMPERATURE  # torch: not imported with the CLI
 
@@ -258,6 +299,10 @@ class TrainConfig:
         values.setdefault("max_descriptions", PER_IMAGE if values.get("dataset") == VIDEO_DATASET else None)
         values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
         values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
+        # and before --cluster-reduction and --ranking-anchors, a summed cluster loss and two-sided ranking
+        terms = dict(parse_loss(values.get("loss", "hinge-sum"), values.get("visual", "features")))
+        values.setdefault("cluster_reduction", "sum" if "cluster" in terms else CLUSTER_REDUCTIONS[0])
+        values.setdefault("ranking_anchors", "both" if set(terms) & set(RANKING_TERMS) else None)
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:
@@ -300,7 +345,7 @@ def parse_loss(
             if term in terms:
                 raise BenchboxError(f"--loss names {term!r} twice")
             terms[term] = weight
-    ranking = [t for t in terms if t in ("hinge-sum", "hinge-max", "order")]
+    ranking = [t for t in terms if t in RANKING_TERMS]
     if len(ranking) > 1:
         raise BenchboxError(f"--loss combines {' and '.join(ranking)}: use one ranking term")
     return tuple(terms.items())
