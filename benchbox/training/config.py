@@ -17,9 +17,10 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   the corpus (:mod:`benchbox.training.text_corpus`);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with the weights of their Table 2 —
   ``bordes-c`` (M_c = M(0, 0, 1), cluster), ``bordes-p`` (M_p = M(0, 1, 0), perceptual), ``bordes-b``
-  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, a ranking loss toward the visual space: our
-  ``hinge-sum``, margin m′ = 0.5); alone, a preset has α_T = 0 (docs/protocols.md#bordes-models quotes the
-  table). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
+  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, eq. 3: each sentence ranked against the
+  other videos; our ``hinge-sum`` with caption anchors only, :data:`PRESET_ANCHORS`, margin m′ = 0.5); alone, a
+  preset has α_T = 0 (docs/protocols.md#bordes-models quotes the table). L_C is the mean of its hinge terms
+  unless ``--cluster-reduction sum`` (:data:`CLUSTER_REDUCTIONS`). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
   M(α_T = 0.5, α_P = 0.1, α_C = 1).
 """
 
@@ -108,7 +109,7 @@ class TrainConfig:
     epochs: int = train_option(32, low=1, help="Training epochs.")
     cycle_epochs: int = train_option(4, low=1, help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.")
     batch_size: int = train_option(32, low=1, help="Minibatch size (global, over all processes).")
-    loss: str = train_option("hinge-sum", help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (Bordes et al. 2019, Table 2: cluster=1; perceptual=1; cluster=1,perceptual=0.1) or projection (= hinge-sum, margin 0.5); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")
+    loss: str = train_option("hinge-sum", help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (Bordes et al. 2019, Table 2: cluster=1; perceptual=1; cluster=1,perceptual=0.1) or projection (= hinge-sum with caption anchors only, margin 0.5); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
     text_corpus: str | None = train_option(None, path=True, help="Ordered text corpus of the textual term (--loss ...,textual=W): UTF-8, one sentence per line, a blank line between documents.")
     #: hinge margin; None: the loss's default (0.2; 0.05 for ``order``)
