@@ -234,7 +234,7 @@ class TrainConfig:
         0.5 for ``projection``), else 0.05 for ``order`` and 0.2 otherwise."""
         if self.margin is not None:
             return self.margin
-        named = self._named_presets
+        named = named_parts(self.loss)
         preset = [PRESET_MARGIN[p] for p in PRESET_MARGIN if p in named]
         if preset:
             return preset[0]
@@ -246,13 +246,8 @@ class TrainConfig:
         (:data:`PRESET_ANCHORS`: ``caption`` for ``projection``), else ``both``."""
         if self.ranking_anchors is not None:
             return self.ranking_anchors
-        named = self._named_presets
+        named = named_parts(self.loss)
         return next((PRESET_ANCHORS[p] for p in PRESET_ANCHORS if p in named), RANKING_ANCHORS[0])
-
-    @property
-    def _named_presets(self) -> set[str]:
-        """The parts of ``--loss`` written without a weight (presets, or a single name)."""
-        return {part.partition("=")[0].strip() for part in self.loss.split(",")}
 
     @property
     def resolved_lr_max(self) -> float:
@@ -300,10 +295,11 @@ class TrainConfig:
         values.setdefault("max_descriptions", PER_IMAGE if values.get("dataset") == VIDEO_DATASET else None)
         values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
         values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
-        # and before --cluster-reduction and --ranking-anchors, a summed cluster loss and two-sided ranking
-        terms = dict(parse_loss(values.get("loss", "hinge-sum"), values.get("visual", "features")))
+        # and before --cluster-reduction and --ranking-anchors, a summed cluster loss and a two-sided projection
+        loss = values.get("loss", "hinge-sum")
+        terms = dict(parse_loss(loss, values.get("visual", "features")))
         values.setdefault("cluster_reduction", "sum" if "cluster" in terms else CLUSTER_REDUCTIONS[0])
-        values.setdefault("ranking_anchors", "both" if set(terms) & set(RANKING_TERMS) else None)
+        values.setdefault("ranking_anchors", "both" if named_parts(loss) & set(PRESET_ANCHORS) else None)
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:
@@ -314,6 +310,11 @@ class TrainConfig:
             detail = ", ".join(f"{k}: run has {getattr(stored, k)!r}, command gives {getattr(self, k)!r}" for k in differ)
             raise BenchboxError(f"--resume needs the same training options as the interrupted run ({detail})")
         return replace(stored, **{k: getattr(self, k) for k in RESUMABLE_CHANGES})
+
+
+def named_parts(spec: str) -> set[str]:
+    """The names in a ``--loss`` value, weighted or not (a single name, presets, terms)."""
+    return {part.partition("=")[0].strip() for part in spec.split(",")}
 
 
 def parse_loss(

@@ -146,6 +146,13 @@ def test_the_cluster_reduction_and_the_ranking_anchors_are_recorded_and_checked(
         TrainConfig(**BASE, visual="random", loss="projection", cluster_reduction="sum")
     with pytest.raises(BenchboxError, match="--ranking-anchors is only read with a ranking term"):
         TrainConfig(**BASE, visual="cluster", loss="bordes-c", ranking_anchors="both")
+    # a run recorded before the options resumes under the same command when its objective is unchanged (Merkx &
+    # Frank's two-sided hinge); a summed L_C is named as the difference
+    merkx = TrainConfig(**BASE, visual="random")
+    old = {k: v for k, v in merkx.to_dict().items() if k not in ("cluster_reduction", "ranking_anchors")}
+    assert merkx.check_resume(TrainConfig.from_dict(old)) == merkx
+    with pytest.raises(BenchboxError, match="cluster_reduction: run has 'sum', command gives 'mean'"):
+        config.check_resume(TrainConfig.from_dict(legacy))
 
 
 # ---------------------------------------------------------------- the video context: F and T (§2.3)
