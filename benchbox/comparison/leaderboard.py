@@ -63,9 +63,7 @@ class Model:
 
     def runs(self, task: str) -> list[Source]:
         """The newest run of each seed that holds ``task``."""
-        found = [next((s for s in reversed(runs) if task in set(s.metrics["task"])), None)
-                 for runs in self.seeds.values()]
-        return [s for s in found if s is not None]
+        return self.runs_among([task])
 
     def runs_among(self, tasks: list[str]) -> list[Source]:
         """The newest run of each seed that holds a task among ``tasks`` (seeds holding none are left out)."""
@@ -438,8 +436,9 @@ def _groups(frame: pd.DataFrame, models: list[Model], index: list[int], tasks: l
     _, best_row, best = min(ranked, key=lambda r: (r[0], r[1]))
     others = [m for _, i, m in ranked if i != best_row]
     # the seeds each model has on these tasks: a seed evaluated on other tasks only shares none with the others
-    claims = claims_against([s for m in [best, *others] for s in m.runs_among(tasks)], tasks, n_boot=settings.n_boot,
-                            seed=settings.seed) if others else pd.DataFrame(columns=["model_a", "model_b", "verdict"])
+    runs = [s for m in [best, *others] for s in m.runs_among(tasks)]
+    claims = claims_against(runs, tasks, n_boot=settings.n_boot, seed=settings.seed) if others else \
+        pd.DataFrame(columns=["model_a", "model_b", "verdict"])
     found = significance_groups(best, others, claims, tasks)
     for _, i, m in ranked:
         frame.loc[i, "group"] = found[m.name]

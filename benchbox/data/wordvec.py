@@ -107,7 +107,8 @@ def _check_regular_file(path: Path) -> None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise BenchboxError(f"word vector file {path} does not exist: pass the path of a GloVe/word2vec file") from None
+        raise BenchboxError(f"word vector file {path} does not exist: pass the path of a GloVe/word2vec "
+                            "file") from None
     except OSError as exc:
         raise BenchboxError(f"cannot read word vector file {path} ({exc.strerror or exc}): pass the path of a "
                             "GloVe/word2vec file") from None

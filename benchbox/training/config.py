@@ -20,8 +20,8 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, eq. 3: each sentence ranked against the
   other videos; our ``hinge-sum`` with caption anchors only, :data:`PRESET_ANCHORS`, margin m′ = 0.5); alone, a
   preset has α_T = 0 (docs/protocols.md#bordes-models quotes the table). L_C is the mean of its hinge terms
-  unless ``--cluster-reduction sum`` (:data:`CLUSTER_REDUCTIONS`). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
-  M(α_T = 0.5, α_P = 0.1, α_C = 1).
+  unless ``--cluster-reduction sum`` (:data:`CLUSTER_REDUCTIONS`). A preset may stand for its terms inside a
+  combination: ``bordes-b,textual=0.5`` is M(α_T = 0.5, α_P = 0.1, α_C = 1).
 """
 
 from __future__ import annotations
