@@ -1,8 +1,9 @@
 """Attention over the frames of a clip driven by a sentence (Bordes et al.'s video model T;
 docs/protocols.md#video-context).
 
-For a clip of n frames x_1 … x_n (D-dim) and a fixed query vector q of its caption (the mean of the caption's
-GloVe word vectors, :func:`benchbox.training.clips.caption_queries`; never trained), a learned projection
+For a clip of n frames x_1 … x_n (D-dim) and a fixed query vector q of its caption (the sum of the caption's
+GloVe word vectors, Bordes et al.'s Σ_w u_w, with ``--attention-query sum``, the default; their mean with
+``--attention-query mean``: :func:`benchbox.training.clips.caption_queries`; never trained), a learned projection
 W (d_q → D, no bias) gives the scores s_f = (W q) · x_f, the weights a = softmax over the clip's n frames
 (padding frames excluded, so the weights of a clip sum to 1) and the clip's vector Σ_f a_f x_f — soft temporal
 attention over frames as in Yao et al. (2015), "Describing videos by exploiting temporal structure", ICCV,

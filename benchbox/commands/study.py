@@ -27,7 +27,7 @@ def study_command(
     out_dir: out_option("the study folder (default: [study] out, else the study file's name beside it)", holds=STUDY) = None,
     jobs: Annotated[Optional[int], typer.Option(help="Cells at once on this machine (default: [study] jobs, else the CPU count).", callback=AT_LEAST_1)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the cells as tasks on the Ray cluster at ADDRESS, HOST:PORT or auto (pip install 'benchbox[ray]'; the study folder must be on a shared file system).", callback=ray_address)] = None,
-    check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed) and build each encoder evaluated as it is, as its cell would (options, model folders); start nothing.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only check the study file (every key, name, file and seed), build each encoder evaluated as it is, as its cell would (options, model folders), and probe the study folder as the run will write into it; start nothing.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Show the state of the study's cells (from its folder; works from another shell) and exit.")] = False,
     threads: Annotated[Optional[int], typer.Option(
         "--threads", help="CPU threads for tensor and BLAS work of each cell run here, and of the study's compare and "
@@ -48,6 +48,9 @@ def study_command(
     if jobs is not None:
         study = replace(study, jobs=jobs)
     if check:
+        from benchbox.storage.outdir import check_could_write
+
+        check_could_write(study.out)  # as the run will write into it (benchbox.study.run.run_study)
         out.print(f"{study_file}: ok, {len(study.cells)} cells into {study.out}", highlight=False, soft_wrap=True)
         return
     if status:

@@ -63,7 +63,11 @@ class Model:
 
     def runs(self, task: str) -> list[Source]:
         """The newest run of each seed that holds ``task``."""
-        found = [next((s for s in reversed(runs) if task in set(s.metrics["task"])), None)
+        return self.runs_among([task])
+
+    def runs_among(self, tasks: list[str]) -> list[Source]:
+        """The newest run of each seed that holds a task among ``tasks`` (seeds holding none are left out)."""
+        found = [next((s for s in reversed(runs) if set(tasks) & set(s.metrics["task"])), None)
                  for runs in self.seeds.values()]
         return [s for s in found if s is not None]
 
@@ -219,18 +223,20 @@ def claims_against(sources: list[Source], tasks: list[str], *, n_boot: int, seed
     return found if found is not None else pd.DataFrame(columns=["model_a", "model_b", "verdict"])
 
 
-def claim_names(models: list[Model]) -> dict[str, str]:
-    """Model name → its name in the claims of its newest runs (:func:`benchbox.comparison.claims._models`): the
-    seed group's name the claims give those runs, else the run's label."""
-    runs = [s for m in models for s in m.newest()]
-    grouped = {id(s): name for name, members in seed_groups(runs).items() for s in members}
-    return {m.name: grouped.get(id(m.newest()[0]), m.newest()[0].label) for m in models}
+def claim_names(models: list[Model], tasks: list[str]) -> dict[str, str]:
+    """Model name → its name in the claims of its runs on ``tasks`` (:meth:`Model.runs_among`,
+    :func:`benchbox.comparison.claims._models`): the seed group's name the claims give those runs, else the run's
+    label."""
+    runs = {m.name: m.runs_among(tasks) for m in models}
+    grouped = {id(s): name for name, members in seed_groups([s for r in runs.values() for s in r]).items()
+               for s in members}
+    return {m.name: grouped.get(id(runs[m.name][0]), runs[m.name][0].label) for m in models}
 
 
-def significance_groups(best: Model, others: list[Model], claims: pd.DataFrame) -> dict[str, str]:
-    """Model name → its group: ``best``, ``below the best`` (a claim finds the best better), ``not
+def significance_groups(best: Model, others: list[Model], claims: pd.DataFrame, tasks: list[str]) -> dict[str, str]:
+    """Model name → its group on ``tasks``: ``best``, ``below the best`` (a claim finds the best better), ``not
     distinguishable from the best`` (claims, none significant) or ``no claim`` (none between them)."""
-    names = claim_names([best, *others])
+    names = claim_names([best, *others], tasks)
     top = names[best.name]
     groups = {best.name: BEST}
     for model in others:
@@ -429,8 +435,10 @@ def _groups(frame: pd.DataFrame, models: list[Model], index: list[int], tasks: l
         return
     _, best_row, best = min(ranked, key=lambda r: (r[0], r[1]))
     others = [m for _, i, m in ranked if i != best_row]
-    claims = claims_against([s for m in [best, *others] for s in m.newest()], tasks, n_boot=settings.n_boot,
-                            seed=settings.seed) if others else pd.DataFrame(columns=["model_a", "model_b", "verdict"])
-    found = significance_groups(best, others, claims)
+    # the seeds each model has on these tasks: a seed evaluated on other tasks only shares none with the others
+    runs = [s for m in [best, *others] for s in m.runs_among(tasks)]
+    claims = claims_against(runs, tasks, n_boot=settings.n_boot, seed=settings.seed) if others else \
+        pd.DataFrame(columns=["model_a", "model_b", "verdict"])
+    found = significance_groups(best, others, claims, tasks)
     for _, i, m in ranked:
         frame.loc[i, "group"] = found[m.name]

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchbox.storage.atomic import file_kind
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import check_image_output
@@ -95,15 +96,6 @@ def _index(folders: tuple[Path, ...]) -> dict[str, tuple[Path, list[Path]]]:
     return index
 
 
-def _kind(mode: int) -> str:
-    """What a file that is not a regular one is, in words (from its ``st_mode``)."""
-    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return kind
-    return "a special file"
-
-
 def image_file(image_id: str, folder: Path, paths: list[Path]) -> Path:
     """The one file of ``image_id`` among ``paths`` under ``folder``, checked without opening it (module
     docstring); every refusal is one line naming the file."""
@@ -119,7 +111,7 @@ def image_file(image_id: str, folder: Path, paths: list[Path]) -> Path:
     except OSError as exc:
         raise BenchboxError(f"cannot read image {path} ({exc.strerror}): replace or remove it") from None
     if not stat.S_ISREG(info.st_mode):
-        raise BenchboxError(f"image {path} is {_kind(info.st_mode)}, not a regular file: replace it with the image "
+        raise BenchboxError(f"image {path} is {file_kind(info.st_mode)}, not a regular file: replace it with the image "
                             "file")
     limit = max_image_bytes()
     if info.st_size > limit:

@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import shutil
+import stat
 from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 
-from benchbox.storage.atomic import atomic_folder
+from benchbox.storage.atomic import atomic_folder, file_kind
 from benchbox.console import log
 from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
@@ -93,13 +94,27 @@ def load_word_vectors(source: str | os.PathLike | None = None, *, vocab: str | o
     if source is None or str(source) == DEFAULT_SOURCE:
         return _packaged_glove()
     path = Path(source).expanduser()
-    if not path.is_file():
-        raise BenchboxError(f"word vector file {path} does not exist: pass the path of a GloVe/word2vec file")
+    _check_regular_file(path)
     if path.suffix == ".npy":
         return _npy_with_vocab(path, Path(vocab) if vocab else path.with_suffix(".vocab.txt"))
     if path.suffix == ".bin":
         return _word2vec_binary(path)
     return _converted_text(path)
+
+
+def _check_regular_file(path: Path) -> None:
+    """A one-line error unless ``path`` is a regular file, naming what it is instead: missing, a folder, a device."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise BenchboxError(f"word vector file {path} does not exist: pass the path of a GloVe/word2vec "
+                            "file") from None
+    except OSError as exc:
+        raise BenchboxError(f"cannot read word vector file {path} ({exc.strerror or exc}): pass the path of a "
+                            "GloVe/word2vec file") from None
+    if not stat.S_ISREG(mode):
+        raise BenchboxError(f"word vector file {path} is {file_kind(mode)}, not a regular file: pass the path of a "
+                            "GloVe/word2vec file")
 
 
 def _packaged_glove() -> WordVectors:

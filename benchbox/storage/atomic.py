@@ -56,6 +56,15 @@ def written_in_place(target: Path) -> bool:
     return not stat.S_ISREG(mode)
 
 
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (from its ``st_mode``), for an error naming it."""
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
 def _naming(exc: OSError, target: Path, temporary: Path | None = None) -> OSError:
     """``exc`` as the same OS error naming ``target`` when it names no file or the temporary (which means nothing
     to a user); an error on another file (a source being copied) is left as it is."""

@@ -38,6 +38,19 @@ def check_writable(folder: str | os.PathLike, option: str = "--out") -> Path:
     return folder
 
 
+def check_could_write(folder: str | os.PathLike, option: str = "--out") -> Path:
+    """:func:`check_writable` for a command that only checks (``study --check``), leaving nothing behind: the
+    folders it had to create are removed again, deepest first."""
+    folder = Path(folder)
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        return check_writable(folder, option)
+    finally:
+        for path in created:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
 def check_output_file(path: str | os.PathLike | None, option: str) -> None:
     """An output file named by ``option`` (``--json``, ``--csv``), checked before any work: its folder exists
     and is writable, and it is not itself a folder; else a one-line error. ``-`` (standard output) and None

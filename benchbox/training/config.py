@@ -17,10 +17,11 @@ M(α_T, α_P, α_C); :func:`benchbox.training.losses.weighted_terms` computes th
   the corpus (:mod:`benchbox.training.text_corpus`);
 - a preset, :data:`LOSS_PRESETS`: Bordes et al.'s grounded models with the weights of their Table 2 —
   ``bordes-c`` (M_c = M(0, 0, 1), cluster), ``bordes-p`` (M_p = M(0, 1, 0), perceptual), ``bordes-b``
-  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, a ranking loss toward the visual space: our
-  ``hinge-sum``, margin m′ = 0.5); alone, a preset has α_T = 0 (docs/protocols.md#bordes-models quotes the
-  table). A preset may stand for its terms inside a combination: ``bordes-b,textual=0.5`` is
-  M(α_T = 0.5, α_P = 0.1, α_C = 1).
+  (M_b = M(0, 0.1, 1), both) — and ``projection`` (their baseline P, eq. 3: each sentence ranked against the
+  other videos; our ``hinge-sum`` with caption anchors only, :data:`PRESET_ANCHORS`, margin m′ = 0.5); alone, a
+  preset has α_T = 0 (docs/protocols.md#bordes-models quotes the table). L_C is the mean of its hinge terms
+  unless ``--cluster-reduction sum`` (:data:`CLUSTER_REDUCTIONS`). A preset may stand for its terms inside a
+  combination: ``bordes-b,textual=0.5`` is M(α_T = 0.5, α_P = 0.1, α_C = 1).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from benchbox.training.train_options import check_declared, train_option
 LOSSES = ("hinge-sum", "hinge-max", "order", "cluster", "perceptual")
 #: the terms of a weighted combination: those losses and Bordes et al.'s textual objective L_T
 TERMS = (*LOSSES, "textual")
+#: the ranking terms: a caption ranked against the visual side (or, with ``--visual cluster``, a partner caption)
+RANKING_TERMS = ("hinge-sum", "hinge-max", "order")
 #: terms that read the visual side of a caption (not ``cluster``, which compares captions, nor ``textual``)
 VISUAL_TERMS = ("hinge-sum", "hinge-max", "order", "perceptual")
 #: Bordes et al. (2019)'s named models, their Table 2 and §4.2 (M_A^p(α_T, α_P, α_C)): preset → (term, weight)
@@ -56,6 +59,15 @@ LOSS_PRESETS = {
 DEFAULT_MARGIN = {"hinge-sum": 0.2, "hinge-max": 0.2, "order": 0.05, "cluster": 0.5, "perceptual": 0.2}
 #: the ranking margin of a preset that sets its own (Bordes et al. 2019, §3.4: their baseline P has m′ = 0.5)
 PRESET_MARGIN = {"projection": 0.5}
+#: how the cluster loss L_C gathers its 2B(B − 1) hinge terms (``--cluster-reduction``): their mean (the default,
+#: so that α_C L_C and α_P L_P, one correlation, are on one scale and M_b lies between M_c and M_p as Bordes et
+#: al.'s Table 2 has it) or their sum (runs recorded before the option)
+CLUSTER_REDUCTIONS = ("mean", "sum")
+#: the anchors of a ranking term (``--ranking-anchors``): ``both``, every caption against the other images and
+#: every image against the other captions (Merkx & Frank's symmetric hinge), or ``caption``, the captions only
+RANKING_ANCHORS = ("both", "caption")
+#: the anchors of a preset that sets its own (Bordes et al. 2019, eq. 3: P ranks a sentence against other videos)
+PRESET_ANCHORS = {"projection": "caption"}
 #: lr_max per dataset (Merkx & Frank 2019; MSVD, about Flickr8k's size in captions used, takes Flickr8k's)
 LR_MAX = {"flickr8k": 1e-3, "coco": 1e-4, VIDEO_DATASET: 1e-3}
 #: the ``--visual`` modes that read a features file
@@ -97,13 +109,17 @@ class TrainConfig:
     epochs: int = train_option(32, low=1, help="Training epochs.")
     cycle_epochs: int = train_option(4, low=1, help="Epochs per cyclic learning-rate cycle; a snapshot at the end of each.")
     batch_size: int = train_option(32, low=1, help="Minibatch size (global, over all processes).")
-    loss: str = train_option("hinge-sum", help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (Bordes et al. 2019, Table 2: cluster=1; perceptual=1; cluster=1,perceptual=0.1) or projection (= hinge-sum, margin 0.5); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")
+    loss: str = train_option("hinge-sum", help="hinge-sum (default), hinge-max (VSE++), order (Vendrov), cluster or perceptual (Bordes et al.); a preset bordes-c, bordes-p, bordes-b (Bordes et al. 2019, Table 2: cluster=1; perceptual=1; cluster=1,perceptual=0.1) or projection (= hinge-sum with caption anchors only, margin 0.5); or weighted terms, e.g. cluster=1,perceptual=0.1,hinge-sum=1, with presets for their terms and Bordes et al.'s textual term (QuickThought on --text-corpus), e.g. bordes-c,textual=0.5.")
     #: the ordered corpus of the ``textual`` term (one sentence per line, a blank line between documents)
     text_corpus: str | None = train_option(None, path=True, help="Ordered text corpus of the textual term (--loss ...,textual=W): UTF-8, one sentence per line, a blank line between documents.")
     #: hinge margin; None: the loss's default (0.2; 0.05 for ``order``)
     margin: float | None = train_option(None, low=0, help="Margin of the ranking term (default 0.2; 0.05 for --loss order; 0.5 for the projection preset, Bordes et al.'s m').")
     #: the margin m of the cluster loss L_C (Bordes et al. 2019, §3.4: 0.5)
     cluster_margin: float = train_option(DEFAULT_MARGIN["cluster"], low=0, help="Margin m of the cluster loss (Bordes et al. 2019: 0.5).")
+    #: how L_C gathers its hinge terms (:data:`CLUSTER_REDUCTIONS`)
+    cluster_reduction: str = train_option(CLUSTER_REDUCTIONS[0], choices=CLUSTER_REDUCTIONS, help="How the cluster loss gathers its hinge terms: mean (default; α_C L_C and α_P L_P on one scale, as Bordes et al.'s Table 2 weighs them) or sum (runs before this option).")
+    #: the anchors of the ranking term (:data:`RANKING_ANCHORS`); None: the preset's own, else both
+    ranking_anchors: str | None = train_option(None, choices=RANKING_ANCHORS, help="Anchors of the ranking term: both (captions against other images and images against other captions; default) or caption (captions only; the default of the projection preset, Bordes et al.'s eq. 3).")
     lr_max: float | None = train_option(None, low=0, low_open=True, help="Peak learning rate (default 1e-3 flickr8k, 1e-4 coco).")
     lr_min: float = train_option(1e-6, low=0, help="Lowest learning rate (at most --lr-max).")
     seed: int = train_option(DEFAULT_SEED, low=0, shared=True)
@@ -141,6 +157,7 @@ class TrainConfig:
                                 f"{self.visual}")
         self._check_video(terms)
         self._check_textual(terms)
+        self._check_term_options(terms)
         self._check_ranges()
         if self.batch_size < 3 and any(t == "perceptual" for t, _ in terms):
             raise BenchboxError("the perceptual loss needs a batch size of at least 3")
@@ -183,6 +200,15 @@ class TrainConfig:
             raise BenchboxError("the textual term needs a batch size of at least 2 (a sentence's neighbours are "
                                 "found among the others of its batch)")
 
+    def _check_term_options(self, terms: tuple[tuple[str, float], ...]) -> None:
+        """``--cluster-reduction`` and ``--ranking-anchors`` only with the term they change."""
+        if self.cluster_reduction != CLUSTER_REDUCTIONS[0] and not any(t == "cluster" for t, _ in terms):
+            raise BenchboxError(f"--cluster-reduction {self.cluster_reduction} is only read with a cluster term; "
+                                f"--loss {self.loss} has none")
+        if self.ranking_anchors is not None and not any(t in RANKING_TERMS for t, _ in terms):
+            raise BenchboxError(f"--ranking-anchors is only read with a ranking term ({', '.join(RANKING_TERMS)}); "
+                                f"--loss {self.loss} has none")
+
     def _check_ranges(self) -> None:
         """The weights of the API's grounding terms finite and ≥ 0 (the declared options are checked by
         :func:`check_declared`), and ``lr_min`` ≤ the resolved ``lr_max``: a learning rate of inf or NaN trains
@@ -208,11 +234,20 @@ class TrainConfig:
         0.5 for ``projection``), else 0.05 for ``order`` and 0.2 otherwise."""
         if self.margin is not None:
             return self.margin
-        named = {part.partition("=")[0].strip() for part in self.loss.split(",")}
+        named = named_parts(self.loss)
         preset = [PRESET_MARGIN[p] for p in PRESET_MARGIN if p in named]
         if preset:
             return preset[0]
         return DEFAULT_MARGIN["order"] if any(t == "order" for t, _ in self.loss_terms) else DEFAULT_MARGIN["hinge-sum"]
+
+    @property
+    def resolved_ranking_anchors(self) -> str:
+        """The anchors of the ranking term: ``--ranking-anchors``, else a named preset's own
+        (:data:`PRESET_ANCHORS`: ``caption`` for ``projection``), else ``both``."""
+        if self.ranking_anchors is not None:
+            return self.ranking_anchors
+        named = named_parts(self.loss)
+        return next((PRESET_ANCHORS[p] for p in PRESET_ANCHORS if p in named), RANKING_ANCHORS[0])
 
     @property
     def resolved_lr_max(self) -> float:
@@ -242,6 +277,8 @@ class TrainConfig:
                            "loss_terms": {t: w for t, w in self.loss_terms}}
         if any(t == "cluster" for t, _ in self.loss_terms):
             out["resolved"]["cluster_margin"] = self.cluster_margin
+        if any(t in RANKING_TERMS for t, _ in self.loss_terms):
+            out["resolved"]["ranking_anchors"] = self.resolved_ranking_anchors
         if self.needs_text:
             from benchbox.training.losses import TEXTUAL_TEMPERATURE  # torch: not imported with the CLI
 
@@ -258,6 +295,11 @@ class TrainConfig:
         values.setdefault("max_descriptions", PER_IMAGE if values.get("dataset") == VIDEO_DATASET else None)
         values.setdefault("frame", "middle" if values.get("visual") == "frame" else FRAMES[0])
         values.setdefault("attention_query", "mean" if values.get("visual") == "attention" else ATTENTION_QUERIES[0])
+        # and before --cluster-reduction and --ranking-anchors, a summed cluster loss and a two-sided projection
+        loss = values.get("loss", "hinge-sum")
+        terms = dict(parse_loss(loss, values.get("visual", "features")))
+        values.setdefault("cluster_reduction", "sum" if "cluster" in terms else CLUSTER_REDUCTIONS[0])
+        values.setdefault("ranking_anchors", "both" if named_parts(loss) & set(PRESET_ANCHORS) else None)
         return cls(**values)
 
     def check_resume(self, stored: TrainConfig) -> TrainConfig:
@@ -268,6 +310,11 @@ class TrainConfig:
             detail = ", ".join(f"{k}: run has {getattr(stored, k)!r}, command gives {getattr(self, k)!r}" for k in differ)
             raise BenchboxError(f"--resume needs the same training options as the interrupted run ({detail})")
         return replace(stored, **{k: getattr(self, k) for k in RESUMABLE_CHANGES})
+
+
+def named_parts(spec: str) -> set[str]:
+    """The names in a ``--loss`` value, weighted or not (a single name, presets, terms)."""
+    return {part.partition("=")[0].strip() for part in spec.split(",")}
 
 
 def parse_loss(
@@ -300,7 +347,7 @@ def parse_loss(
             if term in terms:
                 raise BenchboxError(f"--loss names {term!r} twice")
             terms[term] = weight
-    ranking = [t for t in terms if t in ("hinge-sum", "hinge-max", "order")]
+    ranking = [t for t in terms if t in RANKING_TERMS]
     if len(ranking) > 1:
         raise BenchboxError(f"--loss combines {' and '.join(ranking)}: use one ranking term")
     return tuple(terms.items())

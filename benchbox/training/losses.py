@@ -1,15 +1,22 @@
 """Losses for learning a joint caption–image space. All take L2-normalised embeddings, row i of one side
-matching row i of the other, and return a scalar summed over the batch (as Merkx's and VSE++'s code do).
+matching row i of the other, and return a scalar: the ranking terms summed over the batch (as Merkx's and
+VSE++'s code do), the cluster loss its mean or sum, the perceptual loss one correlation.
 
 - ``hinge_sum``: symmetric hinge with margin α (0.2), summed over every mismatched pair of the minibatch in
-  both directions (Merkx & Frank 2019; Karpathy & Fei-Fei 2015 style "sum of violations").
+  both directions (Merkx & Frank 2019; Karpathy & Fei-Fei 2015 style "sum of violations"); with
+  ``anchors="caption"`` the captions' direction only, each caption ranked against the other images (Bordes et
+  al. 2019's projection baseline P, their eq. 3: a sentence against the other videos).
 - ``hinge_max``: the same with only the hardest negative per query (VSE++, Faghri et al. 2018).
 - ``order_similarity``: −E(v, c) with the order-violation penalty E(x, y) = ‖max(0, y − x)‖² of
   Vendrov et al. (2016), the image x being below the (more general) caption y in the partial order; used as
   the similarity inside the hinge (their margin: 0.05) on non-negative embeddings.
 - ``cluster_loss``: Bordes et al. (2019)'s cluster loss — captions of the same image closer (cosine) than
-  captions of different images by a margin γ_C, hinged and summed over the in-batch negatives; every caption
-  of a pair serves as the anchor once (the paper sums over all anchors).
+  captions of different images by a margin γ_C, hinged over the in-batch negatives; every caption of a pair
+  serves as the anchor once, so a batch of B items has 2B(B − 1) hinge terms. Their eq. 1 leaves the
+  normalisation open; by default L_C is the mean of those terms (``reduction="mean"``), on the scale of L_P (a
+  correlation in [−1, 1]), so that M_b = L_C + 0.1 L_P weighs L_P as their Table 2 shows it does (M_b between
+  M_c and M_p); their sum (``"sum"``, runs before) makes the gradient of L_C about 2B(B − 1) times larger, and
+  M_b in effect M_c (docs/protocols.md#bordes-models).
 - ``perceptual_loss``: Bordes et al. (2019)'s L_P = −Pearson correlation, over the caption pairs of the batch,
   between the cosine of the two captions and the cosine of their images' visual features.
 - ``textual_loss``: Bordes et al. (2019)'s textual objective L_T, here QuickThought's (Logeswaran & Lee 2018;
@@ -21,7 +28,7 @@ matching row i of the other, and return a scalar summed over the batch (as Merkx
   terms ("the sentence encoder is shared"), not QuickThought's pair f, g: the score is the cosine of the
   (L2-normalised) embeddings divided by a temperature :data:`TEXTUAL_TEMPERATURE` (cosines alone, in [−1, 1],
   give a nearly flat softmax); a sentence's own score is excluded (with f = g it is always the largest;
-  QuickThought sets it to 0); and the loss is summed over the batch's sentences like the other terms here
+  QuickThought sets it to 0); and the loss is summed over the batch's sentences like the ranking terms here
   (QuickThought averages: α_T absorbs the factor B). A sentence with no neighbour in its batch (its document
   ends at the batch's edge) does not count.
 
@@ -68,21 +75,30 @@ def _violations(scores: torch.Tensor, margin: float) -> tuple[torch.Tensor, torc
     return rows, cols
 
 
-def hinge_sum(scores: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
-    """Sum of all hinge violations, both directions (``scores[i, j]``: caption i vs image j)."""
+def hinge_sum(scores: torch.Tensor, margin: float = 0.2, *, anchors: str = "both") -> torch.Tensor:
+    """Sum of all hinge violations (``scores[i, j]``: caption i vs image j), both directions, or with
+    ``anchors="caption"`` the captions' only (row i: caption i against the images j ≠ i)."""
     rows, cols = _violations(scores, margin)
-    return rows.sum() + cols.sum()
+    return rows.sum() if anchors == "caption" else rows.sum() + cols.sum()
 
 
-def hinge_max(scores: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
-    """VSE++: the violation of the hardest negative of every query, both directions, summed."""
+def hinge_max(scores: torch.Tensor, margin: float = 0.2, *, anchors: str = "both") -> torch.Tensor:
+    """VSE++: the violation of the hardest negative of every query, summed; both directions, or with
+    ``anchors="caption"`` the captions' only."""
     rows, cols = _violations(scores, margin)
-    return rows.max(dim=1).values.sum() + cols.max(dim=0).values.sum()
+    caption_side = rows.max(dim=1).values.sum()
+    return caption_side if anchors == "caption" else caption_side + cols.max(dim=0).values.sum()
 
 
-def cluster_loss(anchors: torch.Tensor, partners: torch.Tensor, margin: float = 0.2) -> torch.Tensor:
-    """Bordes et al.'s cluster loss on two captions per image (row i of both from image i)."""
-    return hinge_sum(cosine_similarity(anchors, partners), margin)
+def cluster_loss(anchors: torch.Tensor, partners: torch.Tensor, margin: float = 0.2, *,
+                 reduction: str = "mean") -> torch.Tensor:
+    """Bordes et al.'s cluster loss on two captions per image (row i of both from image i): the mean (or with
+    ``reduction="sum"`` the sum) of its 2B(B − 1) hinge terms, both captions of a pair serving as anchor."""
+    total = hinge_sum(cosine_similarity(anchors, partners), margin)
+    if reduction == "sum":
+        return total
+    n = anchors.shape[0]
+    return total / max(1, 2 * n * (n - 1))
 
 
 def perceptual_loss(captions: torch.Tensor, visual: torch.Tensor) -> torch.Tensor:
@@ -131,12 +147,12 @@ def weighted_terms(
 ) -> dict[str, torch.Tensor]:
     """{term: weight × term loss} for ``config.loss``, in summation order (the module docstring); ``text``: the
     embeddings of the text batch and its neighbour mask, for the ``textual`` term."""
-    margin = config.resolved_margin
+    margin, anchors = config.resolved_margin, config.resolved_ranking_anchors
     out: dict[str, torch.Tensor] = {}
     for term, weight in config.loss_terms:
         if term == "cluster":
             assert partners is not None
-            value = cluster_loss(captions, partners, config.cluster_margin)
+            value = cluster_loss(captions, partners, config.cluster_margin, reduction=config.cluster_reduction)
         elif term == "perceptual":
             assert visual is not None
             value = perceptual_loss(captions, visual)
@@ -147,9 +163,9 @@ def weighted_terms(
             target = partners if config.visual == "cluster" else images
             assert target is not None
             if term == "order":
-                value = hinge_sum(order_similarity(captions, target), margin)
+                value = hinge_sum(order_similarity(captions, target), margin, anchors=anchors)
             else:
                 scores = cosine_similarity(captions, target)
-                value = (hinge_max if term == "hinge-max" else hinge_sum)(scores, margin)
+                value = (hinge_max if term == "hinge-max" else hinge_sum)(scores, margin, anchors=anchors)
         out[term] = value if weight == 1.0 else weight * value
     return out

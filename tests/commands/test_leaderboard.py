@@ -244,3 +244,28 @@ def test_an_stsb_run_under_senteval_s_labels_is_the_standard_protocol():
     fixed = {"labels": STSB()._label_mode(True), "seed": 1111}
     assert variant("stsb", standard) == ""
     assert variant("stsb", fixed) == f"labels={fixed['labels']}"
+
+
+def test_a_model_whose_seeds_hold_different_tasks_gets_its_group_from_the_seeds_on_the_group_s_tasks(
+        tmp_path, capsys, monkeypatch):
+    """Bug (issue 55): a model with seeds 1 and 2 evaluated on one task and seed 0 on sts12 stopped the leaderboard
+    with "... share no task among sts12" (the claims took every seed's newest run, whatever it held), although both
+    models have sts12 rows; the groups now use the seeds each model has on the group's tasks."""
+    import tests.comparison.test_compare as runs_module
+    from benchbox.storage.runs import write_run
+
+    def runs_of(tasks, *args, **kwargs):
+        def write(runs_dir, name, manifest, metrics, items):
+            return write_run(runs_dir, name, manifest, metrics[metrics["task"].isin(tasks)],
+                             {t: frame for t, frame in items.items() if t in tasks})
+        monkeypatch.setattr(runs_module, "write_run", write)
+        return runs_module.make_run(tmp_path, *args, **kwargs)
+
+    runs_of(["sts12", "retrieval", "mr"], "good", noise_scale=0.3, rank_shift=0, accuracy=0.85)
+    runs_of(["sts12"], "gru", noise_scale=1.0, rank_shift=2, accuracy=0.8, seed=0)
+    for seed in (1, 2):
+        runs_of(["retrieval"], "gru", noise_scale=1.0, rank_shift=2, accuracy=0.8, seed=seed)
+    board = _csv(capsys, str(tmp_path / "runs"), *FAST).set_index("label")  # was exit 2: "share no task among sts12"
+    assert board.loc["gru (3 seeds)", "seeds"] == 3
+    assert board.loc["good", "group"] == "best"
+    assert board.loc["gru (3 seeds)", "group"] == "below the best"  # noise 1.0 against 0.3 on 350 pairs

@@ -76,3 +76,18 @@ def test_damaged_conversion_is_rebuilt(tmp_path, damage):
     assert vectors.words == ["the", "cat", "sat", "on", "mat"]
     assert np.asarray(vectors.vectors).tolist() == [[1, 0, 0], [0, 2, 0], [0, 0, 4], [1, 1, 0], [0, 1, 1]]
     assert json.loads((folder / "checksum.json").read_text()) == checksum
+
+
+@pytest.mark.parametrize(("given", "kind"), [("folder", "a folder"), ("/dev/null", "a device")])
+def test_a_folder_or_device_given_as_vectors_is_named_as_what_it_is(tmp_path, capsys, given, kind):
+    """Bug (issue 55): ``-e vectors=/etc`` and ``-e vectors=/dev/null`` were reported as "does not exist"."""
+    from tests.helpers import cli
+
+    path = tmp_path if given == "folder" else given
+    code, _, err = cli(capsys, "eval", "glove-bow", "-e", f"vectors={path}", "--task", "sickr-cosine",
+                       "--runs-dir", str(tmp_path / "runs"), "--no-cache")
+    assert code == 2
+    assert f"word vector file {path} is {kind}, not a regular file" in err
+    assert "does not exist" not in err
+    with pytest.raises(BenchboxError, match="does not exist"):  # a missing file is still named as missing
+        load_word_vectors(tmp_path / "missing.txt")

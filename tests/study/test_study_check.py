@@ -115,3 +115,22 @@ def test_the_next_command_is_complete(tmp_path, monkeypatch):
     study_module.run_study(study, log=lines.append)
     assert f"`benchbox --include {included} study {tmp_path / 's.toml'} --out {tmp_path / 'elsewhere' / 'out'}`" \
         in lines[-1]
+
+
+@pytest.mark.parametrize("out", ["/proc/x", "{file}/inside"])
+def test_an_unwritable_study_folder_is_refused_by_the_check(tmp_path, out):
+    """Bug (issue 55): ``study --check`` said "ok, 2 cells into /proc/x" for a folder the run cannot write into
+    (the run then failed); the check now probes the folder as the run does, and leaves nothing behind."""
+    (tmp_path / "file").write_text("not a folder")
+    out = out.format(file=tmp_path / "file")
+    (tmp_path / "s.toml").write_text(HEAD + GLOVE + '[[encoder]]\nname = "glove-bow"\n'
+                                     'options = { lowercase = false }\n')
+    result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(tmp_path / "s.toml"), "--check",
+                             "--out", out], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    line = refused(result)
+    assert line.startswith(f"error: cannot write into {out} (") and line.endswith("pass a writable folder as --out")
+    writable = tmp_path / "new" / "study"
+    result = subprocess.run([sys.executable, "-m", "benchbox", "study", str(tmp_path / "s.toml"), "--check",
+                             "--out", str(writable)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert result.returncode == 0 and f"ok, 2 cells into {writable}" in result.stdout, result.stderr
+    assert not (tmp_path / "new").exists()  # the check created nothing

@@ -69,24 +69,27 @@ def test_the_cli_sets_the_cluster_margin(tmp_path):
 
 
 def test_the_cluster_loss_with_the_papers_margin_by_hand():
-    """L_C = Σ_anchors Σ_negatives max(0, m − cos(anchor, partner) + cos(anchor, negative)), m = 0.5, both ways,
-    on 3 visual items with two captions each (row i of ``anchors`` and ``partners``: item i)."""
+    """The hinge terms max(0, m − cos(anchor, partner) + cos(anchor, negative)), m = 0.5, both ways, on 3 visual
+    items with two captions each (row i of ``anchors`` and ``partners``: item i): 2·3·2 = 12 terms, L_C their
+    mean by default and their sum with ``--cluster-reduction sum`` (recorded)."""
     anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
     partners = torch.tensor([[0.8, 0.6], [0.6, 0.8], [1.0, 0.0]])
     cos = [[1 * 0.8, 0.6, 1.0], [0.6, 0.8, 0.0], [0.6 * 0.8 + 0.8 * 0.6, 0.6 * 0.6 + 0.8 * 0.8, 0.6]]
     m = 0.5
     expected = sum(max(0.0, m - cos[i][i] + cos[i][j]) + max(0.0, m - cos[j][j] + cos[i][j])
                    for i in range(3) for j in range(3) if i != j)
-    config = TrainConfig(**BASE, visual="cluster", loss="bordes-c")
-    value = weighted_terms(config, anchors, None, partners, None)["cluster"]
     # (i, j): anchor-side + partner-side violations: (0,1) .3+.3, (0,2) .7+.9, (1,0) .3+.3, (1,2) 0+0,
     # (2,0) .86+.66, (2,1) .9+.7
     assert expected == pytest.approx(5.92)
-    assert value.item() == pytest.approx(expected, abs=1e-6)
+    for reduction, value in (("mean", 5.92 / 12), ("sum", 5.92)):
+        config = TrainConfig(**BASE, visual="cluster", loss="bordes-c", cluster_reduction=reduction)
+        assert config.to_dict()["cluster_reduction"] == reduction
+        # float32 cosines and sums of 12 terms of order 1: within 1e-6
+        assert weighted_terms(config, anchors, None, partners, None)["cluster"].item() == pytest.approx(value, abs=1e-6)
 
 
 def test_bordes_b_is_L_C_plus_a_tenth_of_L_P_by_hand():
-    """M_b = M(α_T = 0, α_P = 0.1, α_C = 1) on the three items above: L_C = 5.92 (m = 0.5) and L_P = −Pearson r of
+    """M_b = M(α_T = 0, α_P = 0.1, α_C = 1) on the three items above: L_C = 5.92 / 12 (m = 0.5; 5.92 summed) and L_P = −Pearson r of
     the caption cosines and the visual cosines over the pairs i < j, written out."""
     anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
     partners = torch.tensor([[0.8, 0.6], [0.6, 0.8], [1.0, 0.0]])
@@ -96,14 +99,60 @@ def test_bordes_b_is_L_C_plus_a_tenth_of_L_P_by_hand():
     t = [x - sum(text) / 3 for x in text]
     v = [x - sum(seen) / 3 for x in seen]
     pearson = sum(a * b for a, b in zip(t, v)) / math.sqrt(sum(a * a for a in t) * sum(b * b for b in v))
-    expected = {"cluster": 5.92, "perceptual": 0.1 * -pearson}
     assert -pearson == pytest.approx(0.27735, abs=1e-5)
-    config = TrainConfig(**BASE, visual="random", loss="bordes-b")
-    terms = weighted_terms(config, anchors, None, partners, visual)
-    assert list(terms) == ["cluster", "perceptual"]
-    for term, value in expected.items():
-        assert terms[term].item() == pytest.approx(value, abs=1e-6), term
-    assert sum(terms.values()).item() == pytest.approx(5.947735, abs=1e-6)
+    for reduction, cluster, total in (("mean", 5.92 / 12, 0.521068), ("sum", 5.92, 5.947735)):
+        config = TrainConfig(**BASE, visual="random", loss="bordes-b", cluster_reduction=reduction)
+        terms = weighted_terms(config, anchors, None, partners, visual)
+        assert list(terms) == ["cluster", "perceptual"]
+        for term, value in {"cluster": cluster, "perceptual": 0.1 * -pearson}.items():
+            assert terms[term].item() == pytest.approx(value, abs=1e-6), (reduction, term)
+        assert sum(terms.values()).item() == pytest.approx(total, abs=1e-6), reduction
+
+
+def test_the_projection_baseline_ranks_sentence_anchors_only_by_hand():
+    """P (their eq. 3): each sentence ranked against the other videos, margin m′ = 0.5; the symmetric form, which
+    also ranks each video against the other sentences, is ``--ranking-anchors both`` (recorded). Three captions
+    and three visual vectors, cosines s[i][j] (caption i, video j) written out."""
+    captions = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    videos = torch.tensor([[0.8, 0.6], [0.6, 0.8], [1.0, 0.0]])
+    s = [[0.8, 0.6, 1.0], [0.6, 0.8, 0.0], [0.96, 1.0, 0.6]]
+    sentence_side = sum(max(0.0, 0.5 - s[i][i] + s[i][j]) for i in range(3) for j in range(3) if j != i)
+    video_side = sum(max(0.0, 0.5 - s[j][j] + s[i][j]) for i in range(3) for j in range(3) if j != i)
+    # sentence anchors: (0,1) .3, (0,2) .7, (1,0) .3, (1,2) 0, (2,0) .86, (2,1) .9; video anchors: the transposes
+    assert (sentence_side, video_side) == (pytest.approx(3.06), pytest.approx(2.86))
+    config = TrainConfig(**BASE, visual="random", loss="projection")
+    assert config.to_dict()["resolved"]["ranking_anchors"] == "caption"
+    assert weighted_terms(config, captions, videos, None, None)["hinge-sum"].item() == pytest.approx(3.06, abs=1e-6)
+    both = TrainConfig(**BASE, visual="random", loss="projection", ranking_anchors="both")
+    assert both.to_dict()["resolved"]["ranking_anchors"] == "both"
+    assert weighted_terms(both, captions, videos, None, None)["hinge-sum"].item() == pytest.approx(5.92, abs=1e-6)
+    # Merkx & Frank's hinge keeps both sides; a run recorded before the option read back as it ran
+    assert TrainConfig(**BASE, visual="random", loss="hinge-sum").resolved_ranking_anchors == "both"
+    legacy = {k: v for k, v in config.to_dict().items() if k != "ranking_anchors"}
+    assert TrainConfig.from_dict(legacy).resolved_ranking_anchors == "both"
+    assert TrainConfig.from_dict(config.to_dict()).resolved_ranking_anchors == "caption"
+
+
+def test_the_cluster_reduction_and_the_ranking_anchors_are_recorded_and_checked():
+    config = TrainConfig(**BASE, visual="cluster", loss="bordes-c")
+    assert config.to_dict()["cluster_reduction"] == "mean"
+    legacy = {k: v for k, v in config.to_dict().items() if k != "cluster_reduction"}  # recorded before the option
+    assert TrainConfig.from_dict(legacy).cluster_reduction == "sum"
+    assert TrainConfig.from_dict({**legacy, "visual": "random", "loss": "projection"}).cluster_reduction == "mean"
+    with pytest.raises(BenchboxError, match="--cluster-reduction must be one of mean, sum, not 'max'"):
+        TrainConfig(**BASE, visual="cluster", loss="bordes-c", cluster_reduction="max")
+    with pytest.raises(BenchboxError, match="--cluster-reduction sum is only read with a cluster term; --loss "
+                                            "projection has none"):
+        TrainConfig(**BASE, visual="random", loss="projection", cluster_reduction="sum")
+    with pytest.raises(BenchboxError, match="--ranking-anchors is only read with a ranking term"):
+        TrainConfig(**BASE, visual="cluster", loss="bordes-c", ranking_anchors="both")
+    # a run recorded before the options resumes under the same command when its objective is unchanged (Merkx &
+    # Frank's two-sided hinge); a summed L_C is named as the difference
+    merkx = TrainConfig(**BASE, visual="random")
+    old = {k: v for k, v in merkx.to_dict().items() if k not in ("cluster_reduction", "ranking_anchors")}
+    assert merkx.check_resume(TrainConfig.from_dict(old)) == merkx
+    with pytest.raises(BenchboxError, match="cluster_reduction: run has 'sum', command gives 'mean'"):
+        config.check_resume(TrainConfig.from_dict(legacy))
 
 
 # ---------------------------------------------------------------- the video context: F and T (§2.3)

@@ -21,13 +21,13 @@ def _unit(n, d, seed):
     return torch.nn.functional.normalize(x, dim=1)
 
 
-def _loops(s, margin, reduce):
+def _loops(s, margin, reduce, *, images=True):
     n = len(s)
     total = 0.0
-    for i in range(n):  # caption i as query against images j, and image i as query against captions j
+    for i in range(n):  # caption i as query against images j, and (``images``) image i as query against captions j
         row = [max(0.0, margin - s[i][i] + s[i][j]) for j in range(n) if j != i]
         col = [max(0.0, margin - s[i][i] + s[j][i]) for j in range(n) if j != i]
-        total += reduce(row) + reduce(col)
+        total += reduce(row) + (reduce(col) if images else 0.0)
     return total
 
 
@@ -36,6 +36,9 @@ def test_hinge_losses_match_loops():
     s = (c @ v.t()).tolist()
     assert losses.hinge_sum(c @ v.t(), 0.2).item() == pytest.approx(_loops(s, 0.2, sum))
     assert losses.hinge_max(c @ v.t(), 0.2).item() == pytest.approx(_loops(s, 0.2, max))
+    # the captions' direction only (Bordes et al.'s eq. 3 for the projection baseline)
+    assert losses.hinge_sum(c @ v.t(), 0.2, anchors="caption").item() == pytest.approx(_loops(s, 0.2, sum, images=False))
+    assert losses.hinge_max(c @ v.t(), 0.2, anchors="caption").item() == pytest.approx(_loops(s, 0.2, max, images=False))
     # a perfectly separated batch costs nothing
     eye = torch.eye(4, dtype=torch.float64)
     assert losses.hinge_sum(eye, 0.2).item() == 0.0
@@ -59,8 +62,11 @@ def test_perceptual_loss_is_minus_pearson_over_pairs():
 
 
 def test_cluster_loss_uses_caption_pairs():
+    """Its 2·5·4 = 40 hinge terms (both captions of a pair as anchor): their mean by default, or their sum."""
     a, p = _unit(5, 4, 6), _unit(5, 4, 7)
-    assert losses.cluster_loss(a, p, 0.5).item() == pytest.approx(_loops((a @ p.t()).tolist(), 0.5, sum))
+    total = _loops((a @ p.t()).tolist(), 0.5, sum)
+    assert losses.cluster_loss(a, p, 0.5).item() == pytest.approx(total / 40)
+    assert losses.cluster_loss(a, p, 0.5, reduction="sum").item() == pytest.approx(total)
 
 
 def test_cyclic_cosine_follows_merkx():
