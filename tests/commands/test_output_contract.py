@@ -139,7 +139,7 @@ def test_compare_json_is_strict_and_keeps_tiny_p_values(runs, tmp_path):
     payload = strict(proc.stdout)  # the tables and headlines went to stderr
     assert payload["schema_version"] == SCHEMA_VERSION and "A = " in proc.stderr
     p_json = [row["p"] for row in payload["comparisons"]]
-    p_csv = pd.read_csv(tmp_path / "c.csv")["p"].tolist()
+    p_csv = pd.read_csv(tmp_path / "c.csv", float_precision="round_trip")["p"].tolist()  # pandas' exact parser
     assert p_json == p_csv  # repr round trip: equal to the last bit
     assert min(p_json) < 1e-12 and min(p_json) > 0  # SICK-R Pearson by Williams: ~2.6e-14, once written as 0.0
     assert not (tmp_path / "-").exists()

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import typing
 
+import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -29,7 +30,12 @@ def _commands(group, prefix=()):
 
 
 def _is_numeric(param) -> bool:
-    annotation = param.type_descriptor.annotation
+    """Whether ``param`` takes numbers: newer typer describes a parameter's type by its annotation
+    (``type_descriptor``), typer before that by click's parameter type."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:
+        return isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType))
+    annotation = descriptor.annotation
     return annotation in (int, float) or any(a in (int, float) for a in typing.get_args(annotation))
 
 
