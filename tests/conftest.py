@@ -7,22 +7,28 @@
 - The out-of-tree plugin packages the plugin tests load (``tests/plugin_pkg``, docs/plugins.md's worked example,
   and ``tests/plugin_bad``) are installed by the suite itself, into a temporary folder put first on ``sys.path``
   and ``PYTHONPATH`` (so child processes see them too): the README's install is all a fresh clone needs.
+- A test that forks a multi-threaded process (Python >= 3.12 warns: the child may deadlock) fails: every pool
+  benchbox starts uses :func:`benchbox.processes.safe_start_method`. (A warnings filter cannot do this: CPython
+  swallows the error such a filter would raise after the fork.)
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
 
 from benchbox.data.root import DataRoot
 
+FORK_WITH_THREADS = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\)"
 PLUGIN_PACKAGES = [Path(__file__).parent / name for name in ("plugin_pkg", "plugin_bad")]
 
 
@@ -57,6 +63,22 @@ def pytest_runtest_setup(item):
         missing = [name for name in mark.args if not (root / name).exists()]
         if missing:
             pytest.skip(f"needs {missing[0]} under the data root ($BENCHBOX_DATA)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Fail a test whose call forked with other threads alive; every other warning passes on to pytest as before."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.filterwarnings("always", FORK_WITH_THREADS, DeprecationWarning)
+        result = yield
+    forks = [w for w in seen if re.match(FORK_WITH_THREADS, str(w.message))]
+    for w in seen:
+        if w not in forks:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if forks:
+        pytest.fail(f"{item.nodeid} forked a multi-threaded process ({forks[0].filename}:{forks[0].lineno}): "
+                    "start the pool with benchbox.processes.safe_start_method()", pytrace=False)
+    return result
 
 
 @pytest.fixture(autouse=True)
