@@ -140,23 +140,26 @@ def fit_relatedness(
         raise BenchboxError("relatedness needs aligned train features/scores and at least 2 dev pairs")
     if dev_x.shape[1] != dim or test_x.shape[1] != dim:
         raise BenchboxError("train, dev and test features must have the same width")
-    with one_thread():
-        return _fit(train_x, np.asarray(train_scores), dev_x, dev_scores, test_x, seed, device, log, clock)
+    init = initial_weights(dim, NCLASSES, seed).to(device)
+    with one_thread(), torch.inference_mode():  # no autograd: the gradient is written out
+        return _fit(train_x, np.asarray(train_scores), dev_x, dev_scores, test_x, init, np.random.RandomState(seed),
+                    device, log, clock)
 
 
 def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_scores: np.ndarray,
-         test_x: np.ndarray, seed: int, device: torch.device, log: Callable[[str], None],
-         clock: Callable[[], float]) -> RelatednessFit:
-    """:func:`fit_relatedness` on checked inputs."""
-    n, dim = train_x.shape
-    rng = np.random.RandomState(seed)
+         test_x: np.ndarray, init: torch.Tensor, rng: np.random.RandomState, device: torch.device,
+         log: Callable[[str], None], clock: Callable[[], float]) -> RelatednessFit:
+    """:func:`fit_relatedness` on checked inputs from the initial weights ``init`` and the seeded stream ``rng``
+    of permutations."""
+    n = len(train_x)
     r = torch.arange(1, NCLASSES + 1, dtype=torch.float32, device=device)
-
     x_train, x_dev, x_test = (augment(x, device) for x in (train_x, dev_x, test_x))
     y_train = torch.from_numpy(encode_labels(train_scores)).to(device)
-    w = initial_weights(dim, NCLASSES, seed).to(device)
+    w = init.clone()
     m, v = torch.zeros_like(w), torch.zeros_like(w)
-    step = 0
+    xp, yp = torch.empty_like(x_train), torch.empty_like(y_train)
+    batches = [_Batch(xb, yb, w) for xb, yb in zip(xp.split(BATCH_SIZE), yp.split(BATCH_SIZE))]
+    denom, step = torch.empty_like(w), 0
 
     def predict(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
         return (torch.softmax(x @ weights.T, dim=1) @ r).cpu().numpy().astype(np.float64)
@@ -166,15 +169,11 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
     while nepoch <= MAX_EPOCH:
         for _ in range(CHUNK_EPOCHS):
             perm = torch.from_numpy(rng.permutation(n)).to(device)
-            xp, yp = x_train[perm], y_train[perm]
-            for start in range(0, n, BATCH_SIZE):
-                xb, yb = xp[start:start + BATCH_SIZE], yp[start:start + BATCH_SIZE]
-                p = torch.softmax(xb @ w.T, dim=1)
-                g = (p - yb).mul_(2.0 / yb.numel())
-                dz = p.mul_(g.sub_((g * p).sum(dim=1, keepdim=True)))
-                grad = dz.T @ xb
+            torch.index_select(x_train, 0, perm, out=xp)
+            torch.index_select(y_train, 0, perm, out=yp)
+            for batch in batches:
                 step += 1
-                adam_step_(w, grad, m, v, step)
+                adam_step_(w, batch.gradient(), m, v, step, denom)
         nepoch += CHUNK_EPOCHS
         pr = _pearson(predict(x_dev, w), dev_scores)
         if pr > best_pr:
@@ -191,6 +190,28 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
     log(f"regressor: done after {nepoch} epochs in {clock() - started:.0f} s, kept epoch {best_epoch} (dev Pearson "
         f"{best_pr:.4f})")
     return RelatednessFit(best_pr, predict(x_dev, best_w), predict(x_test, best_w), nepoch, best_epoch)
+
+class _Batch:
+    """One mini-batch position of an epoch: views of the epoch's permuted features and targets (refilled in
+    place each epoch) and preallocated buffers for the gradient of SentEval's loss at the weights ``w`` (updated
+    in place). The arithmetic is SentEval's forward and backward pass, operation for operation: z = x Wᵀ,
+    p = softmax(z), g = 2 (p − y) / numel(y), dz = p ⊙ (g − Σ_c g ⊙ p), ∇W = dzᵀ x."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> None:
+        self.x, self.y, self.wt = x, y, w.T
+        self.z, self.p, self.g, self.gp = (torch.empty_like(y) for _ in range(4))
+        self.gp_sum = torch.empty(len(y), 1, dtype=y.dtype, device=y.device)
+        self.grad, self.pt = torch.empty_like(w), self.p.T
+        self.scale = 2.0 / y.numel()
+
+    def gradient(self) -> torch.Tensor:
+        torch.mm(self.x, self.wt, out=self.z)
+        torch.softmax(self.z, 1, out=self.p)
+        torch.sub(self.p, self.y, out=self.g).mul_(self.scale)
+        torch.sum(torch.mul(self.g, self.p, out=self.gp), 1, keepdim=True, out=self.gp_sum)
+        self.p.mul_(self.g.sub_(self.gp_sum))
+        return torch.mm(self.pt, self.x, out=self.grad)
+
 
 def senteval_order(pairs: PairData) -> np.ndarray:
     """Indices of the pairs in SentEval's order: sorted by (tokens in A, tokens in B, score), stable."""

@@ -103,13 +103,15 @@ def initial_weights(input_dim: int, nclasses: int, seed: int) -> torch.Tensor:
     return torch.cat([layer.weight.detach(), layer.bias.detach()[:, None]], dim=1)
 
 
-def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int) -> None:
+def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int,
+               denom: torch.Tensor | None = None) -> None:
     """One in-place Adam update of ``w`` (step counted from 1), the arithmetic of ``torch.optim.Adam``; the
-    weights may carry a leading model dimension (several fits at once)."""
+    weights may carry a leading model dimension (several fits at once). ``denom``, a buffer shaped as ``w``,
+    spares an allocation per step."""
     b1, b2 = ADAM["beta1"], ADAM["beta2"]
     m.lerp_(grad, 1 - b1)
     v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-    denom = (v.sqrt() / (1 - b2**step) ** 0.5).add_(ADAM["eps"])
+    denom = torch.sqrt(v, out=denom).div_((1 - b2**step) ** 0.5).add_(ADAM["eps"])
     w.addcdiv_(m, denom, value=-ADAM["lr"] / (1 - b1**step))
 
 
