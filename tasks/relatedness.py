@@ -33,8 +33,10 @@ no autograd, DataLoader or optimiser object per step.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -158,8 +160,7 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
     w = init.clone()
     m, v = torch.zeros_like(w), torch.zeros_like(w)
     xp, yp = torch.empty_like(x_train), torch.empty_like(y_train)
-    batches = [_Batch(xb, yb, w) for xb, yb in zip(xp.split(BATCH_SIZE), yp.split(BATCH_SIZE))]
-    denom, step = torch.empty_like(w), 0
+    xs, ys, step, epoch = list(xp.split(BATCH_SIZE)), list(yp.split(BATCH_SIZE)), 0, _compiled_epoch()
 
     def predict(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
         return (torch.softmax(x @ weights.T, dim=1) @ r).cpu().numpy().astype(np.float64)
@@ -171,9 +172,7 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
             perm = torch.from_numpy(rng.permutation(n)).to(device)
             torch.index_select(x_train, 0, perm, out=xp)
             torch.index_select(y_train, 0, perm, out=yp)
-            for batch in batches:
-                step += 1
-                adam_step_(w, batch.gradient(), m, v, step, denom)
+            step = epoch(xs, ys, w, m, v, step)
         nepoch += CHUNK_EPOCHS
         pr = _pearson(predict(x_dev, w), dev_scores)
         if pr > best_pr:
@@ -191,26 +190,32 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
         f"{best_pr:.4f})")
     return RelatednessFit(best_pr, predict(x_dev, best_w), predict(x_test, best_w), nepoch, best_epoch)
 
-class _Batch:
-    """One mini-batch position of an epoch: views of the epoch's permuted features and targets (refilled in
-    place each epoch) and preallocated buffers for the gradient of SentEval's loss at the weights ``w`` (updated
-    in place). The arithmetic is SentEval's forward and backward pass, operation for operation: z = x Wᵀ,
-    p = softmax(z), g = 2 (p − y) / numel(y), dz = p ⊙ (g − Σ_c g ⊙ p), ∇W = dzᵀ x."""
+def train_epoch(xs: list[torch.Tensor], ys: list[torch.Tensor], w: torch.Tensor, m: torch.Tensor,
+                v: torch.Tensor, step: int) -> int:
+    """One epoch of SentEval's regressor over the mini-batches ``xs``/``ys`` (augmented features, sparse
+    targets), updating the weights ``w`` and Adam's moments ``m``, ``v`` in place; returns the step count.
+    Per batch the arithmetic is SentEval's forward and backward pass, operation for operation: z = x Wᵀ,
+    p = softmax(z), g = 2 (p − y) / numel(y), dz = p ⊙ (g − Σ_c g ⊙ p), ∇W = dzᵀ x, then torch's Adam step.
+    :func:`_compiled_epoch` runs it as TorchScript (the same ATen kernels, without the interpreter's
+    per-call overhead)."""
+    wt, denom = w.t(), torch.empty_like(w)
+    for i in range(len(xs)):
+        x, y = xs[i], ys[i]
+        p = torch.softmax(torch.mm(x, wt), 1)
+        g = torch.sub(p, y).mul_(2.0 / y.numel())
+        dz = p.mul_(g.sub_(torch.mul(g, p).sum(1, keepdim=True)))
+        step += 1
+        adam_step_(w, torch.mm(dz.t(), x), m, v, step, denom)
+    return step
 
-    def __init__(self, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> None:
-        self.x, self.y, self.wt = x, y, w.T
-        self.z, self.p, self.g, self.gp = (torch.empty_like(y) for _ in range(4))
-        self.gp_sum = torch.empty(len(y), 1, dtype=y.dtype, device=y.device)
-        self.grad, self.pt = torch.empty_like(w), self.p.T
-        self.scale = 2.0 / y.numel()
 
-    def gradient(self) -> torch.Tensor:
-        torch.mm(self.x, self.wt, out=self.z)
-        torch.softmax(self.z, 1, out=self.p)
-        torch.sub(self.p, self.y, out=self.g).mul_(self.scale)
-        torch.sum(torch.mul(self.g, self.p, out=self.gp), 1, keepdim=True, out=self.gp_sum)
-        self.p.mul_(self.g.sub_(self.gp_sum))
-        return torch.mm(self.pt, self.x, out=self.grad)
+@functools.cache
+def _compiled_epoch() -> Callable[..., int]:
+    """:func:`train_epoch` compiled by TorchScript once per process (its deprecation notice silenced: no
+    successor keeps the kernels bit for bit)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return torch.jit.script(train_epoch)
 
 
 def senteval_order(pairs: PairData) -> np.ndarray:

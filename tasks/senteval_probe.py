@@ -26,6 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import torch
@@ -104,15 +105,18 @@ def initial_weights(input_dim: int, nclasses: int, seed: int) -> torch.Tensor:
 
 
 def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int,
-               denom: torch.Tensor | None = None) -> None:
+               denom: Optional[torch.Tensor] = None, lr: float = ADAM["lr"], beta1: float = ADAM["beta1"],
+               beta2: float = ADAM["beta2"], eps: float = ADAM["eps"]) -> None:
     """One in-place Adam update of ``w`` (step counted from 1), the arithmetic of ``torch.optim.Adam``; the
     weights may carry a leading model dimension (several fits at once). ``denom``, a buffer shaped as ``w``,
-    spares an allocation per step."""
-    b1, b2 = ADAM["beta1"], ADAM["beta2"]
-    m.lerp_(grad, 1 - b1)
-    v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-    denom = torch.sqrt(v, out=denom).div_((1 - b2**step) ** 0.5).add_(ADAM["eps"])
-    w.addcdiv_(m, denom, value=-ADAM["lr"] / (1 - b1**step))
+    spares an allocation per step. The hyperparameters are arguments (defaults :data:`ADAM`) so that TorchScript
+    compiles it too (the relatedness regressor's epoch loop)."""
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    if denom is None:
+        denom = torch.empty_like(v)
+    torch.sqrt(v, out=denom).div_((1 - beta2**step) ** 0.5).add_(eps)
+    w.addcdiv_(m, denom, value=-lr / (1 - beta1**step))
 
 
 def split_validation(n: int, seed: int, fraction: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
