@@ -42,9 +42,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
-import torch
 
+from benchbox.lazy import lazy_module
 from benchbox.console import Heartbeat
 from benchbox.data.root import DataRoot
 from benchbox.device import resolve_device
@@ -67,6 +66,9 @@ from benchbox.tasks.senteval_data import (
 from benchbox.tasks.senteval_probe import (ADAM, BATCH_SIZE, PROGRESS_SECONDS, adam_step_, augment, initial_weights,
                                            pair_features)
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records
+
+pd = lazy_module("pandas")
+torch = lazy_module("torch")  # imported at first use: the command line starts without them
 
 SPLITS = ("train", "dev", "test")
 #: mean squared error of the predicted scores on the 0-5 scale: paired bootstrap of the MSE

@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-import torch
 
+from benchbox.lazy import lazy_module
 from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
 from benchbox.threads import one_thread
+
+torch = lazy_module("torch")  # imported at first use: the command line starts without it
 
 #: mini-batch size of both SentEval probes (the classifier's config and ``tools/relatedness.py``)
 BATCH_SIZE = 64

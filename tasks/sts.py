@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
@@ -37,6 +37,8 @@ from benchbox.stats import fisher_ci
 from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
 from benchbox.task_contract.options import TaskOption, TaskOptions
 from benchbox.tasks.senteval_data import SENTEVAL_BIBTEX, text_lines
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 TEXT_VARIANTS = ("senteval", "raw")
 #: Pearson and Spearman per subset (Williams/Steiger; Pearson per subset is a summary unit)
