@@ -114,13 +114,18 @@ def read_sts_subset(name: str, input_path: Path, gold_path: Path, *, raw: bool =
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine with SentEval's exact arithmetic: ``np.dot(u, v) / (‖u‖ ‖v‖)`` per pair in the
     embeddings' own precision (float32 for float32 embeddings), NaN (zero vectors) → 0. Computing in
-    float64 instead changes which near-identical pairs tie, and so Spearman's ρ (by ~1e-5 on STS12)."""
+    float64 instead changes which near-identical pairs tie, and so Spearman's ρ (by ~1e-5 on STS12).
+    Every pair's three dot products are taken at once by ``np.matmul`` on [n, 1, d] × [n, d, 1] stacks,
+    which calls the BLAS dot routine of ``np.dot`` and ``np.linalg.norm`` (√(u·u)) per pair: the same
+    numbers as SentEval's loop, bit for bit."""
     a, b = np.nan_to_num(np.asarray(a)), np.nan_to_num(np.asarray(b))
-    out = np.empty(len(a), dtype=np.float64)
+
+    def dots(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.matmul(x[:, None, :], y[:, :, None])[:, 0, 0]
+
     with np.errstate(invalid="ignore", divide="ignore"):
-        for i, (u, v) in enumerate(zip(a, b)):
-            out[i] = np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v))
-    return np.nan_to_num(out)
+        cosine = dots(a, b) / (np.sqrt(dots(a, a)) * np.sqrt(dots(b, b)))
+    return np.nan_to_num(cosine.astype(np.float64))
 
 
 def correlation_records(task: str, subset: str, gold: np.ndarray, score: np.ndarray) -> list[MetricRecord]:
