@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.storage.cache import EmbeddingCache
 from benchbox.data.root import EMBEDDED_PREFIX, EMBEDDED_ROOT, DataRoot
 from benchbox.embedding_checks import check_encoder_output
@@ -31,6 +31,8 @@ from benchbox.options import check_number
 from benchbox.storage.runs import METRIC_COLUMNS, write_run
 from benchbox.task_contract.protocol import EvalContext, MetricRecord, Task, TaskResult, require_task_data, resolve_tasks
 from benchbox.task_contract.options import TaskOptions, resolve_options
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 @dataclass

@@ -35,8 +35,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from joblib import cpu_count
-from threadpoolctl import threadpool_limits
 
 #: how OpenMP's idle threads wait unless the environment says otherwise (see the module docstring)
 WAIT_POLICY = "PASSIVE"
@@ -55,8 +53,16 @@ def default_threads(cpus: int, load: float) -> int:
     return max(1, min(cpus, round(cpus - load)))
 
 
+def cpu_count() -> int:
+    """The CPUs this process may use: :func:`joblib.cpu_count` (the affinity mask and the cgroup CPU quota),
+    imported here, not at the top: the command line's start imports this module and needs no joblib."""
+    from joblib import cpu_count as usable_cpus
+
+    return usable_cpus()
+
+
 def free_cores() -> int:
-    """:func:`default_threads` of this machine now (:func:`joblib.cpu_count`, :func:`os.getloadavg`; a system
+    """:func:`default_threads` of this machine now (:func:`cpu_count`, :func:`os.getloadavg`; a system
     without a load average counts as idle)."""
     try:
         load = os.getloadavg()[0]
@@ -69,6 +75,8 @@ def set_threads(threads: int | None = None) -> int:
     """Use ``threads`` CPU threads (None: ``OMP_NUM_THREADS`` when set, else :func:`free_cores`) for torch's
     intra-op pool and the BLAS libraries; returns the count. torch, when not imported yet, reads it from
     ``OMP_NUM_THREADS`` at import."""
+    from threadpoolctl import threadpool_limits
+
     count = threads or _from_environment() or free_cores()
     threadpool_limits(limits=count)
     torch = sys.modules.get("torch")
@@ -84,6 +92,7 @@ def one_thread() -> Iterator[None]:
     """Run the block on one torch and BLAS thread (small per-step work: SentEval's probes and regressor),
     then restore the counts in force before."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.device import resolve_device
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
@@ -50,6 +50,8 @@ from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpe
 from benchbox.tasks.sts import CORRELATIONS, correlation_records
 from benchbox.tasks.structure_measures import unit_rows
 from benchbox.tasks.table_files import check_column_names, first_repeat, read_table
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 def numbers(frame: pd.DataFrame, column: str, path: Path, task: str) -> np.ndarray:

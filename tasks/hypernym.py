@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.data.wordnet import (DEFAULT_WORDNET, HELD_OUT, HypernymSplit, Nouns, closure_baseline, closure_paths,
                                    read_nouns, split_closure, wordnet_files)
 from benchbox.encoding.protocol import Encoder
@@ -40,6 +40,8 @@ from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpe
 from benchbox.task_contract.options import TaskOption
 from benchbox.tasks.order_entailment import VENDROV_BIBTEX, best_threshold, order_penalty
 from benchbox.tasks.transfer import ACCURACY
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 #: the baseline's accuracy on the same test pairs (shown, never tested: it does not depend on the encoder)
 CLOSURE_ACCURACY = MetricSpec("closure-accuracy", None, unit="%", decimals=1,

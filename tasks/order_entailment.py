@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
@@ -44,6 +44,8 @@ from benchbox.tasks.senteval_data import (
     snli_paths,
 )
 from benchbox.tasks.transfer import ACCURACY
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 SPLITS = ("dev", "test")
 VENDROV_BIBTEX = """@inproceedings{vendrov2016order,

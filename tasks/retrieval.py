@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
@@ -52,6 +52,8 @@ from benchbox.tasks.retrieval_metrics import (
     TIE_CONVENTIONS,
     retrieval_metrics,
 )
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 CI_METHODS = ("wilson", "bootstrap")
 RECALLS = tuple(f"r{k}" for k in RECALL_KS)

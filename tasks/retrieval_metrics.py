@@ -48,11 +48,13 @@ import warnings
 from typing import Any
 
 import numpy as np
-import torch
 
+from benchbox.lazy import lazy_module
 from benchbox.data.captions import PER_IMAGE
 from benchbox.device import resolve_device
 from benchbox.errors import BenchboxError
+
+torch = lazy_module("torch")  # imported at first use: the command line starts without it
 
 RECALL_KS = (1, 5, 10)
 SIMILARITIES = ("cosine", "dot", "order")

@@ -26,13 +26,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
-import torch
 
+from benchbox.lazy import lazy_module
 from benchbox.console import Heartbeat
 from benchbox.errors import BenchboxError
 from benchbox.threads import one_thread
+
+torch = lazy_module("torch")  # imported at first use: the command line starts without it
 
 #: mini-batch size of both SentEval probes (the classifier's config and ``tools/relatedness.py``)
 BATCH_SIZE = 64
@@ -103,14 +106,19 @@ def initial_weights(input_dim: int, nclasses: int, seed: int) -> torch.Tensor:
     return torch.cat([layer.weight.detach(), layer.bias.detach()[:, None]], dim=1)
 
 
-def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int) -> None:
+def adam_step_(w: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int,
+               denom: Optional[torch.Tensor] = None, lr: float = ADAM["lr"], beta1: float = ADAM["beta1"],
+               beta2: float = ADAM["beta2"], eps: float = ADAM["eps"]) -> None:
     """One in-place Adam update of ``w`` (step counted from 1), the arithmetic of ``torch.optim.Adam``; the
-    weights may carry a leading model dimension (several fits at once)."""
-    b1, b2 = ADAM["beta1"], ADAM["beta2"]
-    m.lerp_(grad, 1 - b1)
-    v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-    denom = (v.sqrt() / (1 - b2**step) ** 0.5).add_(ADAM["eps"])
-    w.addcdiv_(m, denom, value=-ADAM["lr"] / (1 - b1**step))
+    weights may carry a leading model dimension (several fits at once). ``denom``, a buffer shaped as ``w``,
+    spares an allocation per step. The hyperparameters are arguments (defaults :data:`ADAM`) so that TorchScript
+    compiles it too (the relatedness regressor's epoch loop)."""
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    if denom is None:
+        denom = torch.empty_like(v)
+    torch.sqrt(v, out=denom).div_((1 - beta2**step) ** 0.5).add_(eps)
+    w.addcdiv_(m, denom, value=-lr / (1 - beta1**step))
 
 
 def split_validation(n: int, seed: int, fraction: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.data.captions import PER_IMAGE
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder, ImageTextEncoder, VisionLanguageEncoder
@@ -34,6 +34,8 @@ from benchbox.tasks.evaluation_split import CAPTIONS, OnEvaluationSplit
 from benchbox.task_contract.protocol import EvalContext, MetricRecord, MetricSpec, Task, TaskGroup, TaskResult
 from benchbox.tasks.retrieval import FEATURES, IMAGES
 from benchbox.tasks.structure_measures import structure
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 #: metrics that are means of per-image items (and so have paired tests)
 ITEM_METRICS = ("e_intra", "e_inter", "e_intra_minus_inter")

@@ -11,14 +11,16 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.data.root import DataRoot
 from benchbox.embedding_checks import require_informative
 from benchbox.encoding.protocol import Encoder
 from benchbox.task_contract.protocol import EvalContext, Task, TaskResult
 from benchbox.tasks.senteval_data import SICK_FILES, STSB_FILES, PairData, load_sick, load_stsb
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records, cosine_rows
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 class PairCosineTask(Task):

@@ -23,10 +23,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.errors import BenchboxError
 from benchbox.suggest import close_to
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 #: the delimiters a table may use, by the name a task declares (``delimiter = "comma"``)
 DELIMITERS = {"tab": "\t", "comma": ","}

@@ -35,11 +35,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
-import torch
-from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
+from benchbox.lazy import lazy_module
 from benchbox.device import resolve_device
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
@@ -73,6 +70,9 @@ from benchbox.tasks.senteval_probe import (
     split_validation,
 )
 
+pd = lazy_module("pandas")
+torch = lazy_module("torch")  # imported at first use: the command line starts without them
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -102,6 +102,8 @@ def _best(scores: list[float]) -> int:
 def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, *, k: int = 10, seed: int = 1111,
                 device: torch.device | str = "cpu", log: Callable[[str], None] = lambda message: None) -> Outcome:
     """InnerKFoldClassifier.run with ``usepytorch=True`` (see the module docstring); ``log``: progress lines."""
+    from sklearn.model_selection import StratifiedKFold
+
     y = np.asarray(y, dtype=np.int64)
     _check(y, k)
     xa = augment(x, torch.device(device))
@@ -136,6 +138,8 @@ def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: 
           k: int = 10, seed: int = 1111, device: torch.device | str = "cpu",
           log: Callable[[str], None] = lambda message: None) -> Outcome:
     """KFoldClassifier.run with ``usepytorch=True`` (see the module docstring); ``log``: progress lines."""
+    from sklearn.model_selection import StratifiedKFold
+
     train_y = np.asarray(train_y, dtype=np.int64)
     test_y = np.asarray(test_y, dtype=np.int64)
     _check(train_y, k)
@@ -325,6 +329,8 @@ class MRPC(TransferTask):
         return pair_features(a, b), pairs.labels[order], order, pairs.path
 
     def evaluate(self, encoder: Encoder, ctx: EvalContext) -> TaskResult:
+        from sklearn.metrics import f1_score
+
         train_x, train_y, _, train_path = self._pair_features(ctx, "train")
         test_x, test_y, test_order, test_path = self._pair_features(ctx, "test")
         device = resolve_device(ctx.options.device)

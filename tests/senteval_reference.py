@@ -1,7 +1,7 @@
 """A reference implementation of SentEval's probes, structured as SentEval's own code, for agreement checks.
 
 SentEval is not on PyPI and its code asserts a GPU, so benchbox's fast probes are checked against this
-straightforward rewrite of ``senteval/tools/relatedness.py`` (RelatednessPytorch), ``tools/classifier.py``
+straightforward rewrite of ``senteval/sts.py`` (the STS12–16 loop), ``senteval/tools/relatedness.py`` (RelatednessPytorch), ``tools/classifier.py``
 (MLP with nhid = 0, i.e. the PyTorch logistic regression) and ``tools/validation.py`` (InnerKFold, KFold and
 Split classifiers), running on CPU: global seeding per model, ``nn.Sequential`` models, torch's ``Adam``
 and loss objects with autograd, one ``np.random.permutation`` per epoch (fed to a ``DataLoader`` for the
@@ -12,10 +12,12 @@ the ``realdata`` agreement tests; not part of the package.
 from __future__ import annotations
 
 import copy
+import io
+from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.stats import pearsonr
+from scipy.stats import pearsonr, spearmanr
 from sklearn.model_selection import StratifiedKFold
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -212,3 +214,29 @@ def run_relatedness(features: dict, dataloader: bool) -> tuple[float, np.ndarray
     return ReferenceRelatedness({"X": features["train"][0], "y": encode_labels(features["train"][1])},
                                 {"X": features["dev"][0]}, {"X": features["test"][0]}, features["dev"][1],
                                 dataloader=dataloader).run()
+
+
+def senteval_sts(encode, folder: Path, datasets: tuple[str, ...]) -> dict[str, tuple[float, float, int]]:
+    """SentEval's STS loop (``senteval/sts.py``), restated: read with ``splitlines`` and split on tabs,
+    drop empty gold lines, tokenise with ``str.split``, sort by length, batch, cosine with nan_to_num."""
+    results = {}
+    for dataset in datasets:
+        lines = io.open(folder / f"STS.input.{dataset}.txt", encoding="utf8").read().splitlines()
+        sent1, sent2 = zip(*[line.split("\t") for line in lines])
+        raw_scores = np.array(io.open(folder / f"STS.gs.{dataset}.txt", encoding="utf8").read().splitlines())
+        keep = raw_scores != ""
+        gs_scores = [float(x) for x in raw_scores[keep]]
+        sent1 = [s.split() for s, k in zip(sent1, keep) if k]
+        sent2 = [s.split() for s, k in zip(sent2, keep) if k]
+        data = sorted(zip(sent1, sent2, gs_scores), key=lambda z: (len(z[0]), len(z[1]), z[2]))
+        sent1, sent2, gs_scores = map(list, zip(*data))
+        sys_scores = []
+        for i in range(0, len(gs_scores), 128):
+            enc1 = encode([" ".join(s) for s in sent1[i : i + 128]])
+            enc2 = encode([" ".join(s) for s in sent2[i : i + 128]])
+            for u, v in zip(enc1, enc2):
+                u, v = np.nan_to_num(u), np.nan_to_num(v)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    sys_scores.append(np.nan_to_num(np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v))))
+        results[dataset] = (pearsonr(sys_scores, gs_scores)[0], spearmanr(sys_scores, gs_scores)[0], len(gs_scores))
+    return results

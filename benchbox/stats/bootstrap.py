@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.stats.resampling import (
@@ -21,6 +21,8 @@ from benchbox.stats.resampling import (
     weighted_pearson,
     weighted_spearman,
 )
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 @dataclass(frozen=True)

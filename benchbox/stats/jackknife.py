@@ -8,9 +8,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.errors import BenchboxError
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 def normalise_sentence(text) -> str | None:

@@ -24,8 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from benchbox.lazy import lazy_module
 from benchbox.storage.atomic import atomic_folder
 from benchbox.storage.checksums import sha256_file
 from benchbox.errors import BenchboxError
@@ -33,6 +32,8 @@ from benchbox.names import check_path_name
 from benchbox.storage.jsonio import dumps
 from benchbox.storage.manifest import Manifest
 from benchbox.storage.provenance import manifest_header
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 METRIC_COLUMNS = ["task", "subset", "metric", "value", "ci_low", "ci_high", "n"]
 MANIFEST = "manifest.json"

@@ -29,11 +29,13 @@ import re
 from pathlib import PurePosixPath
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.errors import BenchboxError
 from benchbox.task_contract.paired_tests import KINDS
 from benchbox.task_contract.protocol import MetricSpec, Task, TaskResult
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 #: the column of the gold score or label, which compare requires two runs to agree on
 GOLD = "gold"

@@ -42,9 +42,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.errors import BenchboxError
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 if TYPE_CHECKING:
     from benchbox.comparison.settings import CompareSettings

@@ -66,13 +66,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from benchbox.lazy import lazy_module
 from benchbox.data.root import ALLOW_MISMATCH_ENV, DataRoot, published_sha256
 from benchbox.encoding.protocol import Encoder
 from benchbox.errors import BenchboxError
 from benchbox.registry import renamed
 from benchbox.task_contract.options import TaskOption, TaskOptions, option_values
+
+pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 
 #: what a metric's number is: a correlation in [-1, 1], a percentage, a rank, a squared error, anything else
@@ -180,7 +182,7 @@ class TaskResult:
     task: str
     metrics: list[MetricRecord]
     #: per-item scores, one row per item (e.g. columns subset, item, gold, score); may be empty
-    items: pd.DataFrame = field(default_factory=pd.DataFrame)
+    items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
     #: the protocol variant and options used (recorded in the run manifest)
     protocol: dict[str, Any] = field(default_factory=dict)
     #: sha256 of every data file read, by path relative to the data root (or ``embedded:`` path)

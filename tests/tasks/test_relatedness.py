@@ -235,3 +235,18 @@ def test_the_stsb_task_logs_the_regressors_progress(tmp_path):
     assert lines[0].startswith("stsb: training SentEval's relatedness regressor on 300 pairs (cpu): chunks of 50 epochs")
     assert lines[1].startswith("stsb: regressor: epoch 50 of at most 1050, dev Pearson ")
     assert lines[-1].startswith("stsb: regressor: done after ")
+
+
+def test_the_compiled_epoch_loop_gives_the_eager_loops_numbers_bit_for_bit(monkeypatch):
+    # TorchScript runs train_epoch's ATen calls in the same order as eager torch: not one bit may differ
+    from benchbox.tasks import relatedness
+
+    rng = np.random.default_rng(5)
+    (tx, ty), (dx, dy), (sx, _) = (synthetic(n, rng, noise=0.4) for n in (150, 50, 50))
+    compiled = fit_relatedness(tx, ty, dx, dy, sx)
+    monkeypatch.setattr(relatedness, "_compiled_epoch", lambda: relatedness.train_epoch)
+    eager = fit_relatedness(tx, ty, dx, dy, sx)
+    np.testing.assert_array_equal(compiled.test_pred, eager.test_pred)
+    np.testing.assert_array_equal(compiled.dev_pred, eager.dev_pred)
+    assert (compiled.dev_pearson, compiled.epochs, compiled.best_epoch) == (eager.dev_pearson, eager.epochs,
+                                                                           eager.best_epoch)

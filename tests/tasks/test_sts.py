@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import pearsonr, spearmanr
+from scipy.stats import pearsonr
 
 from benchbox import run_tasks
 from benchbox.data.root import DataRoot
@@ -15,6 +14,7 @@ from benchbox.errors import BenchboxError
 from benchbox.stats import fisher_ci
 from benchbox.tasks.sts import STS12, cosine_rows, read_sts_subset
 from tests.helpers import TableEncoder
+from tests.senteval_reference import senteval_sts
 
 
 def write_subset(folder: Path, name: str, pairs: list[str], gold: list[str]) -> tuple[Path, Path]:
@@ -103,32 +103,6 @@ def test_missing_data_names_the_dataset_and_the_fix(tmp_path):
     assert "data fetch" not in str(raised.value)
     with pytest.raises(BenchboxError, match=r"dataset mr\).*`benchbox data fetch mr`"):
         run_tasks(TableEncoder(TABLE), ["mr"], data_dir=tmp_path, cache=False)
-
-
-def senteval_sts(encode, folder: Path, datasets: tuple[str, ...]) -> dict[str, tuple[float, float, int]]:
-    """SentEval's STS loop (``senteval/sts.py``), restated: read with ``splitlines`` and split on tabs,
-    drop empty gold lines, tokenise with ``str.split``, sort by length, batch, cosine with nan_to_num."""
-    results = {}
-    for dataset in datasets:
-        lines = io.open(folder / f"STS.input.{dataset}.txt", encoding="utf8").read().splitlines()
-        sent1, sent2 = zip(*[line.split("\t") for line in lines])
-        raw_scores = np.array(io.open(folder / f"STS.gs.{dataset}.txt", encoding="utf8").read().splitlines())
-        keep = raw_scores != ""
-        gs_scores = [float(x) for x in raw_scores[keep]]
-        sent1 = [s.split() for s, k in zip(sent1, keep) if k]
-        sent2 = [s.split() for s, k in zip(sent2, keep) if k]
-        data = sorted(zip(sent1, sent2, gs_scores), key=lambda z: (len(z[0]), len(z[1]), z[2]))
-        sent1, sent2, gs_scores = map(list, zip(*data))
-        sys_scores = []
-        for i in range(0, len(gs_scores), 128):
-            enc1 = encode([" ".join(s) for s in sent1[i : i + 128]])
-            enc2 = encode([" ".join(s) for s in sent2[i : i + 128]])
-            for u, v in zip(enc1, enc2):
-                u, v = np.nan_to_num(u), np.nan_to_num(v)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    sys_scores.append(np.nan_to_num(np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v))))
-        results[dataset] = (pearsonr(sys_scores, gs_scores)[0], spearmanr(sys_scores, gs_scores)[0], len(gs_scores))
-    return results
 
 
 @pytest.mark.realdata
