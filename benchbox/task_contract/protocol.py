@@ -115,7 +115,7 @@ class MetricSpec:
             kind = RECORDED_TESTS.get(test, test)
             renamed("MetricSpec(test=...)", "MetricSpec(kind=...), where test='accuracy' is kind='classification'")
             object.__setattr__(self, "kind", kind)
-        if self.kind is not None and self.kind not in KINDS:
+        if self.kind is not None and self.kind not in KINDS and not self._recorded:
             raise BenchboxError(f"metric {self.name!r}: unknown kind {self.kind!r}; use one of {', '.join(KINDS)} "
                                 "or None")
         if self.unit not in UNITS:
@@ -130,15 +130,14 @@ class MetricSpec:
 
     @classmethod
     def from_plain(cls, record: dict[str, Any]) -> MetricSpec:
-        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested.
+        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested. A kind
+        that is not installed here (a plugin's) is kept by name: its rows are shown as untested, naming it.
         Runs written before kinds and decimals were recorded name the kind ``test`` (``accuracy`` for
         ``classification``) and get the decimals of their unit (one for correlations, percentages and ranks)."""
-        from benchbox.task_contract.paired_tests import KINDS
-
         kind = record.get("kind", RECORDED_TESTS.get(record.get("test"), record.get("test")))
         unit = record.get("unit") if record.get("unit") in UNITS else "value"
         decimals = record.get("decimals", 1 if unit in ("r", "%", "rank") else None)
-        return cls(str(record["name"]), kind if kind in KINDS else None, bool(record.get("higher_is_better", True)),
+        return cls(str(record["name"]), str(kind) if kind else None, bool(record.get("higher_is_better", True)),
                    unit, float(record.get("scale", 1.0)), decimals if isinstance(decimals, int) else None,
                    bool(record.get("summary", False)), _recorded=True)
 
