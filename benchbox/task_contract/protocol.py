@@ -385,8 +385,26 @@ class TaskGroup:
     description: str = ""
 
 
+def paired_key_failures(task: type[Task] | Task) -> list[str]:
+    """One line per metric whose kind of paired test needs a column among ``item_keys`` that the task lacks
+    (:attr:`benchbox.task_contract.paired_tests.PairedKind.keys`): two runs' rows are joined on the item keys and
+    every other column is suffixed, so the test could not select its rows."""
+    from benchbox.task_contract.paired_tests import KINDS
+
+    failures = []
+    for spec in task.metrics:
+        kind = KINDS.get(getattr(spec, "kind", None))
+        missing = kind.missing_keys(task.item_keys) if kind is not None else []
+        if missing:
+            failures.append(f"metric {spec.name} is tested by kind {kind.name!r}, which selects rows by "
+                            f"{', '.join(missing)}: add {' and '.join(missing)} to item_keys (now "
+                            f"{', '.join(task.item_keys) or 'empty'}), on which compare pairs two runs' rows")
+    return failures
+
+
 def resolve_tasks(names: list[str]) -> list[Task]:
-    """Instantiate the tasks named (groups expanded, duplicates dropped, order kept)."""
+    """Instantiate the tasks named (groups expanded, duplicates dropped, order kept); a task whose item keys lack
+    a column its kinds of paired test need (:func:`paired_key_failures`) is refused, before any run."""
     from benchbox.registry import TASKS
 
     seen: dict[str, Task] = {}
@@ -397,6 +415,9 @@ def resolve_tasks(names: list[str]) -> list[Task]:
             for member in target.members:
                 add(member)
         elif name not in seen:
+            failures = paired_key_failures(target) if isinstance(target, type) and issubclass(target, Task) else []
+            if failures:
+                raise BenchboxError(f"task {name}: {failures[0]}")
             seen[name] = target()
 
     for name in names:
