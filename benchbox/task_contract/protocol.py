@@ -386,20 +386,25 @@ class TaskGroup:
 
 
 def paired_key_failures(task: type[Task] | Task) -> list[str]:
-    """One line per metric whose kind of paired test needs a column among ``item_keys`` that the task lacks
+    """One line when a metric's kind of paired test needs a column among ``item_keys`` that the task lacks
     (:attr:`benchbox.task_contract.paired_tests.PairedKind.keys`): two runs' rows are joined on the item keys and
     every other column is suffixed, so the test could not select its rows."""
     from benchbox.task_contract.paired_tests import KINDS
 
-    failures = []
+    missing: dict[str, list[str]] = {}  # key → the metrics whose kinds need it
+    kinds: dict[str, None] = {}
     for spec in task.metrics:
         kind = KINDS.get(getattr(spec, "kind", None))
-        missing = kind.missing_keys(task.item_keys) if kind is not None else []
-        if missing:
-            failures.append(f"metric {spec.name} is tested by kind {kind.name!r}, which selects rows by "
-                            f"{', '.join(missing)}: add {' and '.join(missing)} to item_keys (now "
-                            f"{', '.join(task.item_keys) or 'empty'}), on which compare pairs two runs' rows")
-    return failures
+        for key in kind.missing_keys(task.item_keys) if kind is not None else []:
+            missing.setdefault(key, []).append(spec.name)
+            kinds[kind.name] = None
+    if not missing:
+        return []
+    metrics = list(dict.fromkeys(m for names in missing.values() for m in names))
+    return [f"item_keys ({', '.join(task.item_keys) or 'none'}) lack {' and '.join(missing)}, which the "
+            f"{', '.join(repr(k) for k in kinds)} test{'s' if len(kinds) > 1 else ''} of metric"
+            f"{'s' if len(metrics) > 1 else ''} {', '.join(metrics)} select rows by: add "
+            f"{' and '.join(missing)} to item_keys (compare pairs two runs' rows on them)"]
 
 
 def resolve_tasks(names: list[str]) -> list[Task]:
