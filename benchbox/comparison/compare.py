@@ -127,7 +127,8 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
     found = {task: (a.items(task), b.items(task)) for task in tasks}
     texts = {task: ia if ia is not None and not ia.empty and sentence_columns(ia) else ib
              for task, (ia, ib) in found.items()}
-    clusters = row_clusters(texts, {task: known[task].item_keys for task in tasks})
+    clusters = row_clusters(texts, {task for task in tasks if any(
+        spec.kind in KINDS and KINDS[spec.kind].subset != "subset" for spec in known[task].metrics.values())})
     rows, lower, untested = [], [], {}
     for task in tasks:
         ia, ib = found[task]
