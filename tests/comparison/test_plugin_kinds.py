@@ -36,7 +36,19 @@ def plugin(tmp_path_factory) -> Path:
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     sys.path.insert(0, str(target / "site"))
+    from benchbox.registry import TASKS as REGISTRY
+    from benchbox.tasks.declarative import packaged_task
+    from benchbox_rankplugin.task import ParaphraseRank
+
+    # this process read the entry points before the plugin was installed: its tasks are registered as a notebook
+    # would (the commands below, new processes, find them through the entry points)
+    added = [name for name in (ParaphraseRank.name, "paraphrase-sts") if name not in REGISTRY]
+    for name in added:
+        REGISTRY.register(name, ParaphraseRank if name == ParaphraseRank.name
+                          else packaged_task("benchbox_rankplugin", "tasks.toml", name))
     yield target / "site"
+    for name in added:
+        REGISTRY.unregister(name)
     sys.path.remove(str(target / "site"))
     from benchbox.task_contract.paired_tests import KINDS
 
