@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox import stats
-from benchbox.task_contract.paired_tests import PairedKind, PairSettings, RowTest, weighted_mean
+from benchbox.task_contract.paired_tests import PairedKind, PairSettings, RowTest
 from benchbox.task_contract.protocol import MetricSpec
 
 
@@ -42,4 +42,4 @@ class SignFlipReciprocalRank(PairedKind):
         return "Δmrr"
 
     def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
-        return weighted_mean(1.0 / items["rank"].to_numpy(float), weights)
+        return weights @ (1.0 / items["rank"].to_numpy(float)) / weights.sum(axis=1)
