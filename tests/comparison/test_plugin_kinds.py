@@ -49,6 +49,12 @@ def plugin(tmp_path_factory) -> Path:
     yield target / "site"
     for name in added:
         REGISTRY.unregister(name)
+    from benchbox.registry import ENCODERS
+
+    for registry in (ENCODERS, REGISTRY):  # entry points read while it was on the path: it is uninstalled again
+        for entry in registry.entries():
+            if entry.provider == "benchbox-rankplugin":
+                registry.unregister(entry.name, provider=entry.provider)
     sys.path.remove(str(target / "site"))
     from benchbox.task_contract.paired_tests import KINDS
 
@@ -83,13 +89,14 @@ def test_check_task_names_the_missing_item_key_in_one_line_before_any_run(plugin
     from benchbox.registry import TASKS as REGISTRY
     from benchbox.task_contract.protocol import resolve_tasks
     from benchbox.testing import task_failures
+    from benchbox_rankplugin.encoder import TrigramProjection
     from benchbox_rankplugin.task import ParaphraseRank
 
     class WithoutDirection(ParaphraseRank):
         name = "paraphrase-rank-keys"
         item_keys = ("subset", "item")
 
-    found = task_failures(WithoutDirection, "trigram-projection")
+    found = task_failures(WithoutDirection, TrigramProjection())
     assert found == ["item_keys (subset, item) lack direction, which the 'signflip-rr', 'ranks' tests of metrics mrr, "
                      "r1, meanr select rows by: add direction to item_keys (compare pairs two runs' rows on them)"]
     REGISTRY.register(WithoutDirection.name, WithoutDirection)
@@ -98,8 +105,8 @@ def test_check_task_names_the_missing_item_key_in_one_line_before_any_run(plugin
             resolve_tasks([WithoutDirection.name])
     finally:
         REGISTRY.unregister(WithoutDirection.name)
-    assert task_failures(ParaphraseRank, "trigram-projection") == []
-    assert task_failures("paraphrase-sts", "trigram-projection") == []  # the TOML task, through its entry point
+    assert task_failures(ParaphraseRank, TrigramProjection()) == []
+    assert task_failures("paraphrase-sts", TrigramProjection()) == []  # the TOML task, through its entry point
 
 
 def test_a_kind_whose_test_raises_is_one_line_naming_kind_and_task(plugin, runs, monkeypatch):
