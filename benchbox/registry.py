@@ -104,9 +104,12 @@ class Entry:
 class Registry:
     """Name → object, where each name may be provided by several distributions (see the module docstring)."""
 
-    def __init__(self, group: str, kind: str) -> None:
+    def __init__(self, group: str, kind: str, files: dict[str, str] | None = None) -> None:
         self.group = group
         self.kind = kind
+        #: a file suffix → the ``module:function`` that loads an entry naming such a file of a package
+        #: (``"PACKAGE:FILE.toml"``) as ``function(package, file, name)``
+        self.files = dict(files or {})
         self._by_name: dict[str, list[Entry]] | None = None
         self._loaded: dict[Entry, Any] = {}
         self._warned: set[str] = set()
@@ -223,7 +226,10 @@ class Registry:
             target = entry.target
             if isinstance(target, str):
                 try:
-                    target = import_attribute(target)
+                    module, _, attribute = target.partition(":")
+                    loader = next((self.files[suffix] for suffix in self.files if attribute.endswith(suffix)), None)
+                    target = (import_attribute(target) if loader is None
+                              else import_attribute(loader)(module, attribute, entry.name))
                 except (Exception, SystemExit) as exc:  # a plugin may raise (or exit) at import time: contain it
                     raise BenchboxError(
                         f"{self.kind} {entry.name!r} from {entry.source} ({target}) failed to load: "
@@ -247,4 +253,5 @@ def import_attribute(reference: str, *, current_folder: bool = False) -> Any:
 
 
 ENCODERS = Registry("benchbox.encoders", "encoder")
-TASKS = Registry("benchbox.tasks", "task")
+#: a package's TOML task file registers each task it declares as ``NAME = "PACKAGE:FILE.toml"``
+TASKS = Registry("benchbox.tasks", "task", files={".toml": "benchbox.tasks.declarative:packaged_task"})

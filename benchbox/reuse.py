@@ -10,6 +10,8 @@ when its whole identity (:mod:`benchbox.storage.identity`) matches the one asked
   distribution and version, every option (given and defaulted), seed;
 - it recorded every requested task, with rows of each in its metrics, and for each the same implementation
   (class, provider and version, the task's declared ``version``) and option values;
+- for each task, what decides how two runs' rows pair: its ``item_keys`` and each metric's kind of paired test
+  (as its recorded metadata holds them), so a run written before a task fixed them is not reused;
 - its evaluation options (the protocol switches: ``--text``, ``--fix-stsb-labels``, features, retrieval
   conventions, seed, bootstrap, ...) are equal to the ones asked for;
 - it was written by the same benchbox version (the task implementations are part of the package);
@@ -80,8 +82,18 @@ def wanted_identity(encoder: dict[str, Any], tasks: list[Task], options: TaskOpt
     return {"encoder": encoder, "options": recorded_options(options),
             "benchbox": package_versions().get("benchbox"),
             "tasks": {task.name: {"implementation": task_record(task),
-                                  "options": to_jsonable(option_values(task, options))}
+                                  "options": to_jsonable(option_values(task, options)),
+                                  "pairing": pairing(task.recorded_metadata())}
                       for task in tasks}}
+
+
+def pairing(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """What decides how two runs' rows of a task pair, from its recorded metadata
+    (:meth:`~benchbox.task_contract.protocol.Task.recorded_metadata`): the item keys and each metric's kind."""
+    metadata = metadata if isinstance(metadata, dict) else {}
+    metrics = metadata.get("metrics") if isinstance(metadata.get("metrics"), list) else []
+    return {"item_keys": metadata.get("item_keys"),
+            "kinds": {m.get("name"): m.get("kind") for m in metrics if isinstance(m, dict)}}
 
 
 def recorded_identity(run: Run, tasks: list[str]) -> dict[str, Any]:
@@ -89,7 +101,8 @@ def recorded_identity(run: Run, tasks: list[str]) -> dict[str, Any]:
     record = run.record
     return {"encoder": record.encoder.record, "options": record.options, "benchbox": record.benchbox_version,
             "tasks": {task: {"implementation": record.tasks[task].implementation,
-                             "options": record.tasks[task].options} for task in tasks}}
+                             "options": record.tasks[task].options,
+                             "pairing": pairing(record.tasks[task].metadata)} for task in tasks}}
 
 
 def _why_not(run: Run, task_objs: list[Task], wanted: dict[str, Any], data: DataRoot) -> str | None:

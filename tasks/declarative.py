@@ -1,5 +1,6 @@
-"""Tasks declared in a TOML file and loaded with ``benchbox --include TASKS.toml``: data plus metadata, no code
-(docs/plugins.md). Each ``[[task]]`` table names a base of :mod:`benchbox.tasks.bases` and its data files::
+"""Tasks declared in a TOML file and loaded with ``benchbox --include TASKS.toml`` (or
+:func:`benchbox.include.include_file`), or shipped in a package through the ``benchbox.tasks`` entry point group
+as ``NAME = "PACKAGE:FILE.toml"`` (:func:`packaged_task`): data plus metadata, no code (docs/plugins.md). Each ``[[task]]`` table names a base of :mod:`benchbox.tasks.bases` and its data files::
 
     [[task]]
     name = "my-paraphrase"
@@ -73,7 +74,26 @@ def load_task_file(path: Path) -> list[type[Task]]:
         if error["type"] == "extra_forbidden":
             raise BenchboxError(f"{path}: {_unknown_key(error['loc'])}") from None
         raise BenchboxError(f"{path}: {where}: {error['msg']}") from None
+    names = [entry.name for entry in declared]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        tables = [str(i + 1) for i, name in enumerate(names) if name == twice]
+        raise BenchboxError(f"{path}: [[task]] tables {' and '.join(tables)} are both named {twice!r}: give each "
+                            "task its own name")
     return [_task_class(path, entry) for entry in declared]
+
+
+def packaged_task(package: str, file: str, name: str) -> type[Task]:
+    """Task ``name`` of the TOML file ``file`` in the folder of the installed package ``package``: what an entry
+    point ``NAME = "PACKAGE:FILE.toml"`` of the ``benchbox.tasks`` group registers (docs/plugins.md)."""
+    import importlib
+
+    folder = Path(importlib.import_module(package).__file__).parent
+    tasks = {task.name: task for task in load_task_file(folder / file)}
+    if name not in tasks:
+        raise BenchboxError(f"{folder / file} declares no task {name!r} (it declares {', '.join(tasks)}): name the "
+                            "entry point after a [[task]] of the file")
+    return tasks[name]
 
 
 def _unknown_key(loc: tuple) -> str:

@@ -203,7 +203,7 @@ def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, set
     (:func:`_no_claim_note`). ``settings``: the comparison's (its correction and family, the pooling's τ², the
     seed of ASO)."""
     settings = settings or CompareSettings()
-    correction, family, pooling, seed = settings.correction, settings.family, settings.pooling, settings.seed
+    correction, family, pooling, seed = settings.correction, settings.family, settings.pooling, settings.test_seed
     models = _models(sources, declared or {})
     owner = {label: name for name, labels in models.items() for label in labels}
     tests_per_pair = table.groupby(["model_a", "model_b"], sort=False)["p"].count()
@@ -252,10 +252,16 @@ def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, set
 
 def _no_claim_note(a: str, b: str, kind: PairedKind, rows: pd.DataFrame) -> str | None:
     """Why the summary rows of one kind between A and B gave no claim, when some are approximate (a published
-    comparator: no per-item scores, so no effect on the common scale and no variance to pool); else None."""
+    comparator: no per-item scores, so no effect on the common scale and no variance to pool) or there is only
+    one (a claim pools rows); else None."""
     approximate = int(rows["approximate"].astype(bool).sum()) if "approximate" in rows else 0
     if not approximate:
-        return None
+        single = rows[["task", "subset", "metric"]].drop_duplicates()
+        if len(single) != 1:
+            return None
+        task, subset, metric = single.iloc[0]
+        return (f"{a} vs {b}: no claim on the {kind.noun} rows: there is one ({task} {subset} {metric}), and a "
+                "claim pools two or more; its own test above is the comparison")
     return (f"{a} vs {b}: no claim on the {kind.noun} rows: published numbers have no per-item scores, so "
             f"the paired rows' covariance is unknown (only approximate worst-case row tests, {approximate} "
             f"row{'s' if approximate != 1 else ''})")

@@ -67,7 +67,7 @@ from benchbox.comparison.sources import Source, is_run_collection, not_seeds, re
 from benchbox.comparison.versions import version_differences, version_lines
 from benchbox.comparison.settings import CompareSettings
 from benchbox.errors import BenchboxError
-from benchbox.task_contract.paired_tests import KINDS, PairSettings, RowTest, sentence_columns
+from benchbox.task_contract.paired_tests import KINDS, PairedKind, PairSettings, RowTest, sentence_columns
 from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.corrections import CORRECTIONS
 from benchbox.task_contract.protocol import MetricSpec, resolve_tasks
@@ -120,15 +120,16 @@ def _row(a: Source, b: Source, task: str, subset: str, spec: MetricSpec, result:
 
 
 def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMetadata],
-                 settings: PairSettings) -> tuple[pd.DataFrame, pd.Series]:
-    """The rows of every tested metric of ``tasks`` between ``a`` and ``b``, and per row whether lower values are
-    better. The rows' clusters come first, from the sentences of either run's items (a published comparator has
-    none)."""
+                 settings: PairSettings) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    """The rows of every tested metric of ``tasks`` between ``a`` and ``b``, per row whether lower values are
+    better, and one line per metric whose kind is not installed here (its rows untested, never dropped). The
+    rows' clusters come first, from the sentences of either run's items (a published comparator has none)."""
     found = {task: (a.items(task), b.items(task)) for task in tasks}
     texts = {task: ia if ia is not None and not ia.empty and sentence_columns(ia) else ib
              for task, (ia, ib) in found.items()}
-    clusters = row_clusters(texts, {task: known[task].item_keys for task in tasks})
-    rows, lower = [], []
+    clusters = row_clusters(texts, {task for task in tasks if any(
+        spec.kind in KINDS and KINDS[spec.kind].subset != "subset" for spec in known[task].metrics.values())})
+    rows, lower, untested = [], [], {}
     for task in tasks:
         ia, ib = found[task]
         paired = None
@@ -138,7 +139,10 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
             spec = known[task].metrics.get(metric)
             if spec is None or spec.kind is None:
                 continue
-            kind = KINDS[spec.kind]
+            kind = KINDS.get(spec.kind)
+            if kind is None:
+                untested.setdefault((task, metric, spec.kind), []).append(subset)
+                continue
             if paired is None:
                 result = kind.test_without_items(a.value(task, subset, metric), b.value(task, subset, metric), spec)
             else:
@@ -146,12 +150,26 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
                 if lacking:
                     raise BenchboxError(f"{task}: metric {metric} is tested by {spec.kind!r}, which needs the per-item "
                                         f"column(s) {', '.join(lacking)}; the runs' per-item files lack them")
-                result = kind.test(settings, task, subset, spec, paired)
+                result = _tested(kind, settings, task, subset, spec, paired)
             if result is not None:
                 rows.append(_row(a, b, task, subset, spec, result,
                                  clusters.get((task, subset)) or kind.cluster(task, subset)))
                 lower.append(not spec.higher_is_better)
-    return pd.DataFrame(rows, columns=COLUMNS), pd.Series(lower, dtype=bool)
+    lines = [f"{task} {metric} ({', '.join(subsets)}): not tested, its kind of paired test {kind!r} is not "
+             "installed here; install the plugin that declares it" for (task, metric, kind), subsets in untested.items()]
+    return pd.DataFrame(rows, columns=COLUMNS), pd.Series(lower, dtype=bool), lines
+
+
+def _tested(kind: PairedKind, settings: PairSettings, task: str, subset: str, spec: MetricSpec,
+            paired: pd.DataFrame) -> RowTest | None:
+    """``kind``'s test of one row; anything it raises (a plugin's code) is one line naming the kind and task."""
+    try:
+        return kind.test(settings, task, subset, spec, paired)
+    except BenchboxError:
+        raise
+    except Exception as exc:  # a kind's own code, a plugin's included: contained as one line
+        raise BenchboxError(f"{task}: the {kind.name!r} test of metric {spec.name} on subset {subset} failed: "
+                            f"{type(exc).__name__}: {exc}; fix the kind, or report it to its provider") from exc
 
 
 def _adjusted(table: pd.DataFrame) -> pd.DataFrame:
@@ -303,7 +321,7 @@ def compare_sources(
     if len(resolved) < 2:
         raise BenchboxError("compare needs at least two runs, encoders or comparators")
     declared = declared_seeds(seeds or {}, resolved)  # a wrong declaration fails now, not after the tests
-    frames, lowers, mismatches, versions, known = [], [], [], [], KnownTasks()
+    frames, lowers, mismatches, versions, untested, known = [], [], [], [], [], KnownTasks()
     for a, b in _pairs(resolved, baseline):
         shared = [t for t in dict.fromkeys(a.metrics["task"]) if t in set(b.metrics["task"])]
         chosen = [t for t in shared if tasks is None or t in tasks]
@@ -317,7 +335,8 @@ def compare_sources(
         mismatches += differ
         versions += version_differences(a, b, chosen)
         # the sentence groups are the pair's own: runs compared under another protocol may hold other sentences
-        table, lower = compare_pair(a, b, chosen, pair_known, PairSettings.of(settings))
+        table, lower, lines = compare_pair(a, b, chosen, pair_known, settings.pair())
+        untested += lines
         known.update({task: metadata for task, metadata in pair_known.items() if task not in known})
         lowers.append(lower)
         frames.append(_adjusted(table) if settings.family == "pair" else table)
@@ -330,7 +349,8 @@ def compare_sources(
                                                                declared=declared)
     return Comparison(table=table, models=[s.label for s in resolved], settings=settings,
                       seeds=seed_variance(resolved), claims=claim_table, protocol_mismatches=mismatches,
-                      claim_rows=claim_rows, claim_seeds=claim_seeds, claim_notes=claim_notes, tasks=known,
+                      claim_rows=claim_rows, claim_seeds=claim_seeds,
+                      claim_notes=list(dict.fromkeys(untested)) + claim_notes, tasks=known,
                       versions=versions)
 
 

@@ -48,16 +48,16 @@ def pair_items(a: Source, ia: pd.DataFrame, b: Source, ib: pd.DataFrame, keys: l
     return merged
 
 
-def row_clusters(items: dict[str, pd.DataFrame | None],
-                 item_keys: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], str]:
+def row_clusters(items: dict[str, pd.DataFrame | None], own: set[str]) -> dict[tuple[str, str], str]:
     """Cluster labels of the (task, subset) rows whose items carry sentences
     (:data:`benchbox.task_contract.paired_tests.TEXT_COLUMNS`): rows that share a normalised sentence, directly or through other
     rows, get one label (:func:`benchbox.stats.pooling.sentence_clusters`). ``items``: task → per-item rows
-    (either run's: both scored the same items); tasks whose items have no sentences, and retrieval tasks (keyed
-    by ``direction``: their kind makes one cluster of a task), are left out."""
+    (either run's: both scored the same items); tasks whose items have no sentences, and the tasks ``own`` whose
+    kinds make their rows' item sets themselves (:meth:`benchbox.task_contract.paired_tests.PairedKind.cluster`,
+    e.g. the directions of a retrieval task: one cluster), are left out."""
     texts: dict[tuple[str, str], list[Any]] = {}
     for task, frame in items.items():
-        if frame is None or frame.empty or "subset" not in frame.columns or "direction" in item_keys.get(task, ()):
+        if frame is None or frame.empty or "subset" not in frame.columns or task in own:
             continue
         if not sentence_columns(frame):
             continue

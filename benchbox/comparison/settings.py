@@ -16,7 +16,7 @@ from typing import Any
 
 from benchbox.errors import BenchboxError
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED, check_number
-from benchbox.task_contract.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE
+from benchbox.task_contract.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, PairSettings
 from benchbox.stats.corrections import CORRECTIONS, Correction
 from benchbox.stats.pooling import METHODS as POOLING_METHODS
 
@@ -79,8 +79,14 @@ class CompareSettings:
     #: resamples of the paired bootstrap tests and of the intervals of the differences
     n_boot: int = _setting(DEFAULT_RESAMPLES, "Resamples of the paired bootstrap tests and of the intervals of the "
                            "differences (at least 2).", flag="test-resamples", low=2)
+    #: the evaluation's seed: part of the identity of the runs evaluated on demand (a run of another seed is not
+    #: reused)
     seed: int = _setting(DEFAULT_SEED, "Seed of every random choice of the evaluation: SentEval's probes and folds, "
                          "bootstrap draws (the default is SentEval's).", low=0)
+    #: the seed of the comparison's own resampling: the paired bootstrap tests, the intervals of the differences
+    #: and the claims' draws; no part of any run's identity, so changing it never re-evaluates
+    test_seed: int = _setting(DEFAULT_SEED, "Seed of the paired tests' and claims' resampling (bootstrap tests, "
+                              "intervals of the differences); changing it never re-evaluates a model.", low=0)
     family: str = _setting("all", "Correction family: all (every row of every pair) or pair (each pair apart).",
                            choices=FAMILIES, use="all (every row of every pair) or pair")
     #: τ² of the claims' random-effects pooling (:mod:`benchbox.comparison.claims`)
@@ -96,6 +102,11 @@ class CompareSettings:
     def corrected(self) -> Correction:
         """The correction the verdicts use (:data:`benchbox.stats.corrections.CORRECTIONS`)."""
         return CORRECTIONS[self.correction]
+
+    def pair(self) -> PairSettings:
+        """What every paired test of the comparison shares (:class:`~benchbox.task_contract.paired_tests.PairSettings`),
+        with no sentence group found yet."""
+        return PairSettings(self.n_boot, self.test_seed, self.test, self.item_dependence)
 
     @property
     def p_column(self) -> str:

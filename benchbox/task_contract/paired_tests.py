@@ -9,11 +9,24 @@ derives from it:
   common scale with its variance;
 - :meth:`PairedKind.scale`: the name of that common scale for a metric (None: the kind's rows join no claim),
   :meth:`PairedKind.on_scale`: one run's score on it (the per-seed scores of a claim), ``noun``: how a claim
-  names its rows, and :meth:`PairedKind.cluster`: the item set a row is computed on.
+  names its rows, and :meth:`PairedKind.cluster`: the item set a row is computed on;
+- ``keys``: the columns that must be among the task's ``item_keys`` (two runs' rows are joined on the item keys
+  and every other column is suffixed ``_a``/``_b``, so a column the test selects rows by must be one; refused
+  where the task is registered and by :func:`benchbox.testing.check_task`), and ``subset``: the column whose
+  values are the subsets of the kind's rows (``subset``; ``direction`` for retrieval);
+- for the leaderboard (:mod:`benchbox.comparison.leaderboard`): :meth:`PairedKind.strata` and
+  :meth:`PairedKind.clusters`, what its items are drawn by, and :meth:`PairedKind.resampled_subset`, one run's
+  score of a metric under each row of a bootstrap weight matrix ``W`` [B, items] (how many times each item was
+  drawn, :func:`benchbox.stats.ranking.cluster_weights`): the metric's own statistic, weighted.
+
+A main score recorded per subset with no headline subset is, under the weights, the unweighted mean of its
+per-subset scores (:meth:`PairedKind.resampled`; correlation aggregates compute their own).
 
 A :class:`~benchbox.task_contract.protocol.MetricSpec` names its kind (``kind="correlation"``); a metric whose kind has a scale
 joins the claims when it is a summary metric (:mod:`benchbox.comparison.claims`), a plugin's metric included.
-Adding a kind is one subclass of :class:`PairedKind`: it registers itself in :data:`KINDS` under its ``name``.
+Adding a kind is one subclass of :class:`PairedKind` that implements :meth:`~PairedKind.test` and
+:meth:`~PairedKind.resampled_subset`: it registers itself in :data:`KINDS` under its ``name``. Nothing outside
+the kinds branches on a kind's name.
 
 The built-in kinds:
 
@@ -23,17 +36,23 @@ The built-in kinds:
   unless the items are declared independent; the per-year aggregates (subset ``all``:
   ``<method>_<mean|wmean|pooled>``) by a paired bootstrap stratified by subset; without per-item scores on one
   side (published numbers), Pearson rows by the worst case over the unknown r(A, B), flagged approximate.
-  Common scale: the Fisher-z difference of Pearson rows (Δz).
+  Common scale: the Fisher-z difference of Pearson rows (Δz). Resampled: Pearson per subset (Spearman: Pearson
+  of the ranks of the full subset, ranked once as the sentence-group jackknife does), ``_mean`` the unweighted
+  mean over subsets, ``_wmean`` weighted by subset size, ``_pooled`` one correlation over every item
+  (SentEval's aggregates); within a subset the sentence groups of pairs that share a sentence are drawn whole.
 - ``classification`` (items ``correct``): accuracy by McNemar's exact test, interval by a paired bootstrap;
-  common scale: the difference of paired proportions (Δacc).
-- ``ranks`` (items ``direction``, ``rank``; the subset is the direction): ``r<K>`` by McNemar on hit@K, ``medr``
-  and ``meanr`` by Wilcoxon's signed-rank test, ``mrr`` by a paired bootstrap of the mean reciprocal rank;
-  intervals by a paired bootstrap with folds as strata; common scale of ``r<K>``: the difference of paired
-  proportions (ΔR@K). The directions of one task share its items: one cluster per task.
-- ``mean`` (items ``metric``, ``value``): a paired bootstrap of the mean of the per-item values of that metric
-  (e.g. the per-image E_intra / E_inter of the structure tasks); common scale: the difference itself.
+  common scale: the difference of paired proportions (Δacc). Resampled: the proportion correct.
+- ``ranks`` (items ``direction``, ``rank``; key ``direction``; the subset is the direction): ``r<K>`` by McNemar
+  on hit@K, ``medr`` and ``meanr`` by Wilcoxon's signed-rank test, ``mrr`` by a paired bootstrap of the mean
+  reciprocal rank; intervals by a paired bootstrap with folds as strata; common scale of ``r<K>``: the difference
+  of paired proportions (ΔR@K). The directions of one task share its items: one cluster per task. Resampled
+  (strata: direction and fold): ``r<K>`` the proportion of queries with rank ≤ K, ``mrr``, ``meanr``; ``medr``
+  has none.
+- ``mean`` (items ``metric``, ``value``; key ``metric``): a paired bootstrap of the mean of the per-item values
+  of that metric (e.g. the per-image E_intra / E_inter of the structure tasks); common scale: the difference
+  itself. Resampled: the mean of the metric's per-item values.
 - ``bootstrap`` (any per-item columns): a paired bootstrap of the task's own ``statistic(rows)``; common scale:
-  the difference itself.
+  the difference itself. Resampled: the statistic on the resampled rows (one call per replicate).
 """
 
 from __future__ import annotations
@@ -49,7 +68,6 @@ from benchbox.errors import BenchboxError
 pd = lazy_module("pandas")  # imported at first use: the command line starts without it
 
 if TYPE_CHECKING:
-    from benchbox.comparison.settings import CompareSettings
     from benchbox.stats import BootstrapResult
     from benchbox.task_contract.protocol import MetricSpec
 
@@ -82,7 +100,8 @@ class RowTest:
 class PairSettings:
     """What every test of one comparison shares: the bootstrap's resamples and seed, the test of two dependent
     correlations, how pairs that share a sentence are treated (those of its
-    :class:`~benchbox.comparison.settings.CompareSettings`, :meth:`of`), and the sentence groups already found."""
+    :class:`~benchbox.comparison.settings.CompareSettings`, :meth:`~benchbox.comparison.settings.CompareSettings.pair`),
+    and the sentence groups already found."""
 
     n_boot: int
     seed: int
@@ -90,11 +109,6 @@ class PairSettings:
     item_dependence: str
     #: (task, subset) → its sentence groups (:meth:`sentence_groups`), found once for Pearson and Spearman
     groups: dict[tuple[str, str], np.ndarray | None] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, settings: CompareSettings) -> PairSettings:
-        """The tests' share of a comparison's settings, with no sentence group found yet."""
-        return cls(settings.n_boot, settings.seed, settings.test, settings.item_dependence)
 
     def bootstrap(self, gold: Any, score_a: Any, score_b: Any, **kwargs: Any) -> BootstrapResult:
         from benchbox import stats
@@ -139,12 +153,17 @@ KINDS: dict[str, PairedKind] = {}
 
 
 class PairedKind:
-    """One kind of paired test (see the module docstring); subclasses register themselves in :data:`KINDS`."""
+    """One kind of paired test (see the module docstring); subclasses register themselves in :data:`KINDS` and
+    implement :meth:`test` and :meth:`resampled_subset`."""
 
     name: ClassVar[str]
     #: the per-item columns the kind's tests read, and those of them that must vary within a subset
     columns: ClassVar[tuple[str, ...]] = ()
     varying: ClassVar[tuple[str, ...]] = ()
+    #: the columns that must be among the task's ``item_keys`` (its tests select rows by them after the join)
+    keys: ClassVar[tuple[str, ...]] = ()
+    #: the column whose values are the subsets of the kind's rows
+    subset: ClassVar[str] = "subset"
     #: how a claim names the rows it pools ("26 correlation rows"), and the difference in the metric's own units
     #: it gives beside the pooled effect (None: none)
     noun: ClassVar[str] = ""
@@ -154,6 +173,11 @@ class PairedKind:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        lacking = [m for m in ("test", "resampled_subset") if getattr(cls, m) is getattr(PairedKind, m)]
+        if lacking:
+            raise BenchboxError(f"paired-test kind {getattr(cls, 'name', cls.__name__)!r} does not implement "
+                                f"{' and '.join(lacking)}: a kind declares its test and its resampled statistic "
+                                "(docs/plugins.md, \"A kind of paired test\")")
         KINDS[cls.name] = cls()
 
     def test(self, pair: PairSettings, task: str, subset: str, spec: MetricSpec,
@@ -179,6 +203,53 @@ class PairedKind:
     def cluster(self, task: str, subset: str) -> str:
         """The item set the row is computed on, before shared sentences are looked at: its own subset."""
         return f"{task}/{subset}"
+
+    def missing_keys(self, item_keys: tuple[str, ...] | list[str]) -> list[str]:
+        """The columns of :attr:`keys` that ``item_keys`` lacks."""
+        return [key for key in self.keys if key not in item_keys]
+
+    def strata(self, items: pd.DataFrame) -> pd.Series:
+        """The stratum of each of one run's per-item rows, which the leaderboard's bootstrap draws within: its
+        ``subset`` (one stratum when there is none)."""
+        return items["subset"].astype(str) if "subset" in items else pd.Series("", index=items.index)
+
+    def clusters(self, items: pd.DataFrame, strata: pd.Series) -> np.ndarray:
+        """The cluster of each per-item row, drawn whole: each item its own."""
+        return np.arange(len(items)).astype(str)
+
+    def resampled(self, spec: MetricSpec, subset: str | None, items: pd.DataFrame,
+                  weights: np.ndarray) -> np.ndarray | None:
+        """[B] the metric ``spec`` of one run under each row of ``weights``: on ``subset`` (the rows whose
+        :attr:`subset` column holds it), or, ``subset=None``, the unweighted mean over the subsets it is recorded
+        on. None: the metric has no resampled statistic."""
+        names = items[self.subset].astype(str)
+        if subset is not None:
+            mask = (names == subset).to_numpy()
+            return self.resampled_subset(spec, items[mask].reset_index(drop=True), weights[:, mask])
+        per = [self.resampled(spec, name, items, weights) for name in dict.fromkeys(names)]
+        return None if not per or any(p is None for p in per) else np.mean(per, axis=0)
+
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """[B] the metric ``spec`` on one subset's per-item rows of one run under each row of ``weights``
+        [B, len(items)] (how many times each item was drawn): the metric's own statistic, weighted; None when the
+        metric has none."""
+        raise NotImplementedError
+
+
+def weighted_mean(values: Any, weights: np.ndarray) -> np.ndarray:
+    """[B] the mean of ``values`` under each row of ``weights`` [B, n]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return weights @ np.asarray(values, float) / weights.sum(axis=1)
+
+
+def weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """[B] Pearson's r of ``x`` and ``y`` under each row of ``w`` [B, n]."""
+    total = w.sum(axis=1)
+    mx, my = w @ x / total, w @ y / total
+    cov = w @ (x * y) / total - mx * my
+    vx, vy = w @ (x * x) / total - mx**2, w @ (y * y) / total - my**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return cov / np.sqrt(vx * vy)
 
 
 def _proportion(value: float, spec: MetricSpec) -> float:
@@ -255,6 +326,46 @@ class Correlation(PairedKind):
         return float(np.arctanh(np.clip(value, -1 + 1e-12, 1 - 1e-12)))
 
 
+    def clusters(self, items: pd.DataFrame, strata: pd.Series) -> np.ndarray:
+        """Within each stratum (subset), the sentence groups of pairs that share a sentence
+        (:func:`benchbox.stats.sentence_groups`); each item its own without sentence text."""
+        from benchbox import stats
+
+        clusters = super().clusters(items, strata).astype(object)
+        if sentence_columns(items):
+            for stratum in dict.fromkeys(strata):
+                inside = np.flatnonzero((strata == stratum).to_numpy())
+                groups = stats.sentence_groups(*sentence_columns(items.iloc[inside]))
+                clusters[inside] = [f"{stratum}#{g}" for g in groups]
+        return np.asarray([str(c) for c in clusters])
+
+    def resampled(self, spec: MetricSpec, subset: str | None, items: pd.DataFrame,
+                  weights: np.ndarray) -> np.ndarray | None:
+        """Pearson or Spearman on ``subset``; ``_pooled`` over every item, ``_mean`` (and a per-subset metric with
+        no subset, or subset ``all``) the unweighted mean over subsets, ``_wmean`` weighted by subset size."""
+        aggregate = spec.name.partition("_")[2]
+        subsets = items["subset"].astype(str).to_numpy()
+        if aggregate == "pooled":
+            return self.resampled_subset(spec, items, weights)
+        if not aggregate and subset not in (None, "all"):
+            return super().resampled(spec, subset, items, weights)
+        names = list(dict.fromkeys(subsets))
+        per = np.stack([super(Correlation, self).resampled(spec, name, items, weights) for name in names])
+        if aggregate == "wmean":
+            sizes = np.array([(subsets == name).sum() for name in names], float)
+            return sizes @ per / sizes.sum()
+        return per.mean(axis=0)
+
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """Pearson's r under the weights (Spearman: of the ranks of the whole subset, ranked once)."""
+        from scipy.stats import rankdata
+
+        g, s = items["gold"].to_numpy(float), items["score"].to_numpy(float)
+        if spec.name.startswith("spearman"):
+            g, s = rankdata(g), rankdata(s)
+        return weighted_pearson(g, s, weights)
+
+
 class Classification(PairedKind):
     name = "classification"
     columns = ("correct",)
@@ -284,9 +395,17 @@ class Classification(PairedKind):
         return _proportion(value, spec)
 
 
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """The proportion correct (× 100 for a percentage)."""
+        unit = 100.0 if spec.unit == "%" else 1.0
+        return unit * weighted_mean(items["correct"].to_numpy(float), weights)
+
+
 class Ranks(PairedKind):
     name = "ranks"
     columns = ("direction", "rank")
+    keys = ("direction",)
+    subset = "direction"
     noun = "retrieval"
     description = ("McNemar's exact test on hit@K for r<K>, Wilcoxon's signed-rank test for medr and meanr, a paired "
                    "bootstrap for mrr; intervals by a paired bootstrap with folds as strata")
@@ -302,7 +421,7 @@ class Ranks(PairedKind):
         mean reciprocal rank (the subset is the direction; folds are the bootstrap's strata)."""
         from benchbox import stats
 
-        part = rows[rows["direction"] == subset]
+        part = rows[rows[self.subset] == subset]
         if part.empty:
             return None
         ra, rb, folds = part["rank_a"].to_numpy(float), part["rank_b"].to_numpy(float), part["subset"]
@@ -336,9 +455,26 @@ class Ranks(PairedKind):
         return task
 
 
+    def strata(self, items: pd.DataFrame) -> pd.Series:
+        """Direction and fold: each direction's queries are drawn within their fold."""
+        folds = super().strata(items)
+        return items["direction"].astype(str) + "/" + folds if "direction" in items else folds
+
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """``r<K>``: the proportion of queries with rank ≤ K (× 100 for a percentage); ``mrr``: the mean reciprocal
+        rank; ``meanr``: the mean rank; ``medr``: none."""
+        rank = items["rank"].to_numpy(float)
+        k = self.recall_at(spec.name)
+        if k is not None:
+            return (100.0 if spec.unit == "%" else 1.0) * weighted_mean((rank <= k).astype(float), weights)
+        values = {"mrr": 1.0 / rank, "meanr": rank}.get(spec.name)
+        return None if values is None else weighted_mean(values, weights)
+
+
 class Mean(PairedKind):
     name = "mean"
     columns = ("metric", "value")
+    keys = ("metric",)
     noun = "per-item mean"
     description = "a paired bootstrap of the mean of the per-item values"
 
@@ -356,6 +492,12 @@ class Mean(PairedKind):
 
     def scale(self, metric: str) -> str | None:
         return f"Δ{metric}"
+
+
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """The mean of the per-item values of this metric."""
+        mask = (items["metric"] == spec.name).to_numpy()
+        return weighted_mean(items["value"].to_numpy(float)[mask], weights[:, mask])
 
 
 class Bootstrap(PairedKind):
@@ -379,3 +521,11 @@ class Bootstrap(PairedKind):
 
     def scale(self, metric: str) -> str | None:
         return f"Δ{metric}"
+
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        """The task's own statistic on the rows drawn (each repeated as often as drawn), one call per replicate; a
+        metric read back from a run manifest has no statistic: none."""
+        if spec.statistic is None:
+            return None
+        return np.array([spec.statistic(items.iloc[np.repeat(np.arange(len(items)), row)])
+                         for row in weights.astype(int)])

@@ -117,7 +117,7 @@ class MetricSpec:
             kind = RECORDED_TESTS.get(test, test)
             renamed("MetricSpec(test=...)", "MetricSpec(kind=...), where test='accuracy' is kind='classification'")
             object.__setattr__(self, "kind", kind)
-        if self.kind is not None and self.kind not in KINDS:
+        if self.kind is not None and self.kind not in KINDS and not self._recorded:
             raise BenchboxError(f"metric {self.name!r}: unknown kind {self.kind!r}; use one of {', '.join(KINDS)} "
                                 "or None")
         if self.unit not in UNITS:
@@ -132,15 +132,14 @@ class MetricSpec:
 
     @classmethod
     def from_plain(cls, record: dict[str, Any]) -> MetricSpec:
-        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested.
+        """A spec from :meth:`plain`'s record; a ``bootstrap`` metric has no statistic and so is not tested. A kind
+        that is not installed here (a plugin's) is kept by name: its rows are shown as untested, naming it.
         Runs written before kinds and decimals were recorded name the kind ``test`` (``accuracy`` for
         ``classification``) and get the decimals of their unit (one for correlations, percentages and ranks)."""
-        from benchbox.task_contract.paired_tests import KINDS
-
         kind = record.get("kind", RECORDED_TESTS.get(record.get("test"), record.get("test")))
         unit = record.get("unit") if record.get("unit") in UNITS else "value"
         decimals = record.get("decimals", 1 if unit in ("r", "%", "rank") else None)
-        return cls(str(record["name"]), kind if kind in KINDS else None, bool(record.get("higher_is_better", True)),
+        return cls(str(record["name"]), str(kind) if kind else None, bool(record.get("higher_is_better", True)),
                    unit, float(record.get("scale", 1.0)), decimals if isinstance(decimals, int) else None,
                    bool(record.get("summary", False)), _recorded=True)
 
@@ -388,8 +387,31 @@ class TaskGroup:
     description: str = ""
 
 
+def paired_key_failures(task: type[Task] | Task) -> list[str]:
+    """One line when a metric's kind of paired test needs a column among ``item_keys`` that the task lacks
+    (:attr:`benchbox.task_contract.paired_tests.PairedKind.keys`): two runs' rows are joined on the item keys and
+    every other column is suffixed, so the test could not select its rows."""
+    from benchbox.task_contract.paired_tests import KINDS
+
+    missing: dict[str, list[str]] = {}  # key → the metrics whose kinds need it
+    kinds: dict[str, None] = {}
+    for spec in task.metrics:
+        kind = KINDS.get(getattr(spec, "kind", None))
+        for key in kind.missing_keys(task.item_keys) if kind is not None else []:
+            missing.setdefault(key, []).append(spec.name)
+            kinds[kind.name] = None
+    if not missing:
+        return []
+    metrics = list(dict.fromkeys(m for names in missing.values() for m in names))
+    return [f"item_keys ({', '.join(task.item_keys) or 'none'}) lack {' and '.join(missing)}, which the "
+            f"{', '.join(repr(k) for k in kinds)} test{'s' if len(kinds) > 1 else ''} of metric"
+            f"{'s' if len(metrics) > 1 else ''} {', '.join(metrics)} select rows by: add "
+            f"{' and '.join(missing)} to item_keys (compare pairs two runs' rows on them)"]
+
+
 def resolve_tasks(names: list[str]) -> list[Task]:
-    """Instantiate the tasks named (groups expanded, duplicates dropped, order kept)."""
+    """Instantiate the tasks named (groups expanded, duplicates dropped, order kept); a task whose item keys lack
+    a column its kinds of paired test need (:func:`paired_key_failures`) is refused, before any run."""
     from benchbox.registry import TASKS
 
     seen: dict[str, Task] = {}
@@ -400,6 +422,9 @@ def resolve_tasks(names: list[str]) -> list[Task]:
             for member in target.members:
                 add(member)
         elif name not in seen:
+            failures = paired_key_failures(target) if isinstance(target, type) and issubclass(target, Task) else []
+            if failures:
+                raise BenchboxError(f"task {name}: {failures[0]}")
             seen[name] = target()
 
     for name in names:

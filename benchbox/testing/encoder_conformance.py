@@ -10,7 +10,8 @@ breaking each rule costs:
   parameter (else a study's ``seeds`` cannot reach it);
 - **shape and dtype**: ``encode`` returns [n, dim] with ``dim`` a positive int, float32 or float64 (float16
   and integers are converted by benchbox but lose or fake precision), finite for every sentence, the empty
-  string included; benchbox answers ``encode([])`` itself with a (0, dim) array, which needs ``dim``;
+  string included; its own ``encode([])`` returns a (0, dim) array (code that calls it directly gets it), as
+  benchbox's answer to ``encode([])`` does, which needs ``dim``; an ``encode`` returning None is named as such;
 - **determinism**: the same sentences encoded twice, each sentence encoded alone, and a second build with the
   same options (the same seed, under a declared ``seed_option``) give the same vectors (within :data:`RTOL` and
   :data:`ATOL`) and the same fingerprint: the embedding cache stores one vector per sentence under the
@@ -67,6 +68,7 @@ def encoder_failures(encoder: Any, **options: Any) -> list[str]:
     found = _output_failures(built, dim)
     if found:  # the rest compares outputs that are already wrong
         return [*failures, *found]
+    failures += _empty_failures(built, dim)
     failures += _determinism_failures(built, build, options)
     failures += _identity_failures(built)
     return failures + _seed_failures(built, build, options)
@@ -128,7 +130,11 @@ def _output_failures(encoder: Encoder, dim: int) -> list[str]:
     """Shape, dtype and finite values of what the encoder returns; benchbox's answer to ``encode([])``."""
     n = len(SENTENCES)
     try:
-        array = as_array(_raw(encoder, SENTENCES), n, encoder.name)
+        raw = _raw(encoder, SENTENCES)
+        if raw is None:
+            return [f"encode returned None for {n} sentences: return the [n, dim] array of their vectors (a "
+                    "missing return statement?)"]
+        array = as_array(raw, n, encoder.name)
     except BenchboxError as exc:
         return [f"encode failed: {exc}"]
     failures = []
@@ -142,14 +148,28 @@ def _output_failures(encoder: Encoder, dim: int) -> list[str]:
         if bad:
             failures.append(f"encode returned NaN or infinite values for {len(bad)} of {n} sentences, first "
                             f"{bad[0]!r}: every sentence, the empty string too, must get a finite vector")
-    if not failures:
-        try:
-            empty = encoder.encode([])
-        except BenchboxError as exc:
-            empty = exc
-        if not isinstance(empty, np.ndarray) or empty.shape != (0, dim) or empty.dtype != np.float32:
-            failures.append(f"encode([]) gives {empty!r}, not a (0, {dim}) float32 array: keep dim fixed")
     return failures
+
+
+def _empty_failures(encoder: Encoder, dim: int) -> list[str]:
+    """A plugin object's own ``encode([])`` (code that calls it directly gets it; an
+    :class:`~benchbox.encoding.protocol.Encoder` subclass's ``_encode`` only ever gets sentences) and benchbox's
+    answer to it: each a (0, dim) array."""
+    try:
+        own = _raw(encoder, []) if getattr(encoder, "wrapped", None) is not None else np.zeros((0, dim))
+        shape = None if own is None else as_array(own, 0, encoder.name).shape
+    except BenchboxError as exc:
+        return [f"encode([]) failed: {exc}: return an empty (0, {dim}) array for no sentences"]
+    if shape != (0, dim):
+        return [f"encode([]) returned {'None' if own is None else f'shape {shape}'}, not (0, {dim}): return an "
+                f"empty (0, {dim}) array for no sentences"]
+    try:
+        empty = encoder.encode([])
+    except BenchboxError as exc:
+        empty = exc
+    if not isinstance(empty, np.ndarray) or empty.shape != (0, dim) or empty.dtype != np.float32:
+        return [f"encode([]) gives {empty!r}, not a (0, {dim}) float32 array: keep dim fixed"]
+    return []
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:

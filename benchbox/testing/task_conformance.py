@@ -13,7 +13,10 @@ The contract (docs/plugins.md, section 3; :mod:`benchbox.task_contract.protocol`
   encoder is given): it evaluates; its per-item rows hold the columns each metric's kind of paired test declares
   (:mod:`benchbox.task_contract.paired_tests`) and pass :func:`benchbox.task_contract.item_checks.check_items`; a task with tested metrics
   returns per-item rows at all; every metric it reports is declared (an undeclared one is never tested), the main
-  score among them; its protocol records each option's ``protocol_key``; the data it read is checksummed.
+  score among them; its protocol records each option's ``protocol_key``; the data it read is checksummed;
+- **what compare and the leaderboard meet**: its item keys hold the columns its kinds select rows by
+  (:attr:`~benchbox.task_contract.paired_tests.PairedKind.keys`, checked before it runs); the result compared
+  with itself runs every tested metric's paired test, and its main score is resampled as the leaderboard draws it.
 
 Each failure is one line saying what is wrong and how to fix it.
 """
@@ -26,7 +29,7 @@ from typing import Any
 from benchbox.errors import BenchboxError
 from benchbox.names import check_path_name
 from benchbox.task_contract.paired_tests import KINDS
-from benchbox.task_contract.protocol import DataFile, MetricSpec, Task, TaskGroup, resolve_tasks
+from benchbox.task_contract.protocol import DataFile, MetricSpec, Task, TaskGroup, paired_key_failures, resolve_tasks
 from benchbox.task_contract.options import TaskOption, TaskOptions
 
 
@@ -116,6 +119,7 @@ def _key_and_option_failures(task: Task) -> list[str]:
     if not keys or not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
         failures.append(f"item_keys is {keys!r}: declare the distinct columns that pair two runs' per-item rows, "
                         "e.g. ('subset', 'item')")
+    failures += paired_key_failures(task)
     names = []
     for option in task.options:
         if not isinstance(option, TaskOption):
@@ -166,4 +170,49 @@ def result_failures(task: Task, encoder: Any, data_dir: Any, bootstrap: int) -> 
         json.dumps(result.protocol, allow_nan=False)
     except (TypeError, ValueError) as exc:
         failures.append(f"its protocol cannot be recorded in a run manifest: {exc}")
+    if not failures and tested:
+        failures += self_comparison_failures(task, result, bootstrap)
     return failures
+
+
+def self_comparison_failures(task: Task, result: Any, bootstrap: int) -> list[str]:
+    """What ``compare`` and the leaderboard meet: the result compared with itself (every tested metric's paired
+    test on the rows joined on the item keys) and its main score resampled as the leaderboard draws it."""
+    import numpy as np
+    import pandas as pd
+
+    from benchbox.comparison.compare import compare_pair
+    from benchbox.comparison.leaderboard import headline
+    from benchbox.comparison.resampled_scores import resampled_score, strata_and_clusters
+    from benchbox.comparison.settings import CompareSettings
+    from benchbox.comparison.sources import Source
+    from benchbox.stats import ranking
+    from benchbox.task_contract.metadata import TaskMetadata
+
+    metrics = pd.DataFrame([record.to_dict() for record in result.metrics])
+    known = {task.name: TaskMetadata(task.name, {m.name: m for m in task.metrics}, tuple(task.item_keys),
+                                     main_score=task.main_score)}
+    a, b = (Source(label, metrics, items=lambda name: result.items) for label in ("a", "b"))
+    try:
+        compare_pair(a, b, [task.name], known, CompareSettings(n_boot=max(bootstrap, 2)).pair())
+    except Exception as exc:  # the kit reports what compare would meet, whatever it raises
+        return [f"comparing a run with itself failed (benchbox compare would): {type(exc).__name__}: {exc}"]
+    spec = task.metric(task.main_score)
+    found = headline(metrics, task.name, task.main_score)
+    if spec.kind is None or found is None:
+        return []
+    try:
+        strata, clusters = strata_and_clusters(task.name, spec.kind, result.items)
+        weights = ranking.cluster_weights(strata, clusters, max(bootstrap, 2), np.random.default_rng(0))
+        draws = resampled_score(spec, found[0], result.items, weights)
+    except Exception as exc:
+        return [f"resampling its main score {task.main_score} as the leaderboard does failed: "
+                f"{type(exc).__name__}: {exc}"]
+    if draws is None:
+        return [f"its main score {task.main_score} has no resampled statistic under kind {spec.kind!r}, so the "
+                "leaderboard gives it no interval, rank or group: implement the kind's resampled_subset, or name "
+                "another main_score"]
+    if np.shape(draws) != (weights.shape[0],):
+        return [f"kind {spec.kind!r} resampled main score {task.main_score} into shape {np.shape(draws)}: "
+                f"resampled_subset returns one score per row of the weights ({weights.shape[0]})"]
+    return []

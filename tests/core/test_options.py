@@ -43,9 +43,9 @@ def test_every_numeric_option_of_every_command_declares_its_range():
     root = typer.main.get_command(app)
     numeric = [(" ".join(path), param) for path, command in _commands(root) for param in command.params
                if _is_numeric(param) and not getattr(param, "is_flag", False)]
-    assert len(numeric) == 85  # eval 4, compare 4, train char-* 3 x 13, train infersent 14, train order-wordnet 10,
-    # features extract 4, neighbours 3, study 2, report 3 (--threads on every command that computes; compare's
-    # --test-resamples and --seed), leaderboard 2 (--resamples, --seed)
+    assert len(numeric) == 87  # eval 4, compare 5, train char-* 3 x 13, train infersent 14, train order-wordnet 10,
+    # features extract 4, neighbours 3, study 2, report 4 (--threads on every command that computes; compare's
+    # --test-resamples, --seed and --test-seed), leaderboard 2 (--resamples, --seed)
     assert [f"{path} {param.opts[0]}" for path, param in numeric if param.callback is None] == []
 
 

@@ -39,6 +39,10 @@ class Brier(PairedKind):
     def scale(self, metric: str) -> str | None:
         return "ΔBrier"
 
+    def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
+        errors = ((items["prob"] - items["label"]) ** 2).to_numpy(float)
+        return weights @ errors / weights.sum(axis=1)
+
 
 def teardown_module():
     KINDS.pop(Brier.name, None)  # the class statement registered the kind: no other test module sees it

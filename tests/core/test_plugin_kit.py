@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchbox.include import include_file
@@ -63,6 +64,7 @@ def test_a_random_batch_dependent_encoder_without_fingerprint_gets_a_line_per_ru
     with pytest.warns(PluginWarning, match="has no fingerprint"):
         found = encoder_failures(f"{BAD}:Drifting")
     assert [line.split(":")[0] for line in found] == [
+        "encode([]) returned shape (0,), not (0, 3)",
         "encoding the same sentences twice gave different vectors",
         "the vector of 'A man is playing a guitar.' depends on the sentences encoded with it",
         "two builds with the same options give different vectors",
@@ -106,3 +108,42 @@ def test_a_check_raises_one_assertion_listing_every_problem():
     lines = str(raised.value).splitlines()
     assert lines[0] == "task NoItems does not conform (4 problems):" and len(lines) == 5
     assert all(line.startswith("- ") for line in lines[1:])
+
+
+class _Forgetful:
+    """Computes its vectors and forgets to return them."""
+
+    name, dim = "forgetful", 2
+
+    def encode(self, sentences):
+        np.ones((len(sentences), self.dim), np.float32)
+
+    def fingerprint(self):
+        return "forgetful-1"
+
+
+class _NoEmpty:
+    """Returns good vectors, and raises on no sentences (as scikit-learn transformers do)."""
+
+    name, dim = "no-empty", 2
+
+    def encode(self, sentences):
+        if not sentences:
+            raise ValueError("Found array with 0 sample(s)")
+        return np.array([[len(s), s.count(" ")] for s in sentences], np.float32)
+
+    def fingerprint(self):
+        return "no-empty-1"
+
+
+def test_an_encoder_returning_none_is_named_as_such():
+    """Issue #55: an encode() without a return was reported as "encode returned dtype object"."""
+    assert encoder_failures(_Forgetful) == [
+        "encode returned None for 8 sentences: return the [n, dim] array of their vectors (a missing return "
+        "statement?)"]
+
+
+def test_an_encoder_raising_on_no_sentences_fails_the_kit():
+    """Issue #55: the kit passed an encoder whose encode([]) raises (docs/plugins.md promises a (0, dim) check)."""
+    found = encoder_failures(_NoEmpty)
+    assert len(found) == 1 and found[0].startswith("encode([]) failed: ") and "(0, 2)" in found[0], found

@@ -151,7 +151,7 @@ def test_a_changed_data_file_is_refused(task, tmp_path):
 
 def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     a, b = evaluate(LetterCounts(), tmp_path / "runs"), evaluate(Vowels(), tmp_path / "runs")
-    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=7)).table.set_index("metric")
+    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, test_seed=7)).table.set_index("metric")
     ia, ib = Run.open(a).items(NAME), Run.open(b).items(NAME)
     row = table.loc["auc"]
     assert row["test"] == "bootstrap" and not row["summary"]
@@ -159,7 +159,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     assert row["diff_ci_low"] < row["diff"] < row["diff_ci_high"]
     assert row["p"] == pytest.approx(2 * st.norm.sf(abs(row["statistic"])))  # Wald p of diff / bootstrap SE
     assert 0 < row["p"] < 1
-    again = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=8)).table.set_index("metric").loc["auc"]
+    again = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, test_seed=8)).table.set_index("metric").loc["auc"]
     assert again["diff"] == row["diff"] and again["diff_ci_low"] != row["diff_ci_low"]  # resampled with the seed
     accuracy = table.loc["accuracy"]
     assert accuracy["test"] == "mcnemar" and accuracy["summary"]
@@ -168,7 +168,7 @@ def test_compare_tests_the_tasks_own_statistic(task, tmp_path):
     # the task uninstalled: the recorded metadata still pairs the items and tests accuracy; the AUC's statistic is
     # not recorded, so that row is left out rather than guessed
     uninstall()
-    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, seed=7)).table
+    table = compare([str(a), str(b)], settings=CompareSettings(n_boot=300, test_seed=7)).table
     assert list(table["metric"]) == ["accuracy"]
     assert table.iloc[0]["p"] == pytest.approx(accuracy["p"])
 

@@ -280,3 +280,39 @@ def test_trained_seeds_are_grouped_from_their_runs_alone(tmp_path, empty):
     sources = resolve_sources([str(r) for r in runs])
     assert [sorted(s.path for s in members) for members in seed_groups(sources).values()] == [sorted(runs[:2])]
     assert any("training.hidden (12 vs 16)" in line for line in not_seeds(sources))
+
+
+def test_a_run_is_not_reused_after_the_task_changes_how_its_rows_pair(tmp_path, empty, monkeypatch):
+    """Issue #54: item_keys and each metric's kind decide pairing, so they are part of the run's identity (a run
+    written under other item_keys, version unchanged, was reused)."""
+    from benchbox.data.root import DataRoot
+    from benchbox.encoding.loading import load_encoder
+    from benchbox.reuse import find_reusable_run
+    from benchbox.storage.identity import encoder_record
+
+    runs = tmp_path / "runs"
+    folder = _eval("hashed", runs, empty, tasks=("versioned-stsb",))
+    encoder = encoder_record(load_encoder("hashed"))
+
+    def reusable(log):
+        return find_reusable_run(runs, encoder=encoder, tasks=[VersionedStsb()], options=OPTIONS,
+                                 data=DataRoot(empty), log=log.append)
+
+    assert reusable([]).path == folder
+    monkeypatch.setattr(VersionedStsb, "item_keys", ("subset", "item", "sentence1"))
+    assert reusable(log := []) is None
+    assert any("tasks.versioned-stsb.pairing.item_keys" in line for line in log), log
+
+
+def test_changing_the_tests_seed_reuses_both_runs(tmp_path, empty):
+    """Issue #54: ``--test-seed`` is the tests' resampling seed, apart from the evaluation seed that identifies a
+    run; changing it re-evaluates nothing and changes the bootstrap draws only."""
+    runs, log = tmp_path / "runs", []
+    first = _compare(["hashed", "glove-bow"], runs, empty, log)
+    written = {p.name for p in runs.iterdir()}
+    again = compare(["hashed", "glove-bow"], ["stsb-cosine"], data_dir=empty, runs_dir=runs, options=OPTIONS,
+                    settings=CompareSettings(n_boot=BOOT, test_seed=7), log=(log := []).append)
+    assert sum(line.startswith("reusing run") for line in log) == 2, log
+    assert {p.name for p in runs.iterdir()} == written
+    assert again.settings.test_seed == 7 and again.settings.seed == first.settings.seed
+    assert list(again.table["value_a"]) == list(first.table["value_a"])  # the same runs' numbers

@@ -183,3 +183,16 @@ def test_a_comma_separated_task_file_on_the_command_line(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "csv-pairs" in done.stdout and "spearman" in done.stdout
+
+
+def test_two_task_tables_of_one_name_are_refused_in_one_line(tmp_path):
+    """Issue #55: the last of two ``[[task]]`` tables named alike silently won (40 pairs became 5)."""
+    from benchbox.include import include_file
+
+    (tmp_path / "pairs.tsv").write_text(_tsv(("sentence1", "sentence2", "gold"), *PAIRS))
+    table = '[[task]]\nname = "mine"\nbase = "pair-correlation"\ndata = ["pairs.tsv"]\n'
+    (tmp_path / "tasks.toml").write_text(table + "\n" + table)
+    with pytest.raises(BenchboxError) as caught:
+        include_file(tmp_path / "tasks.toml")
+    assert str(caught.value) == (f"--include {tmp_path / 'tasks.toml'}: [[task]] tables 1 and 2 are both named 'mine': "
+                                 "give each task its own name")

@@ -111,7 +111,7 @@ class SeedBlind:
         self._projection = np.random.default_rng(seed).normal(size=(3, self.dim))
 
     def encode(self, sentences: list[str]) -> np.ndarray:
-        rows = np.array([[len(s), s.count("a"), s.count(" ")] for s in sentences], dtype=np.float64)
+        rows = np.array([[len(s), s.count("a"), s.count(" ")] for s in sentences], dtype=np.float64).reshape(-1, 3)
         return rows @ self._projection
 
     def fingerprint(self) -> str:

@@ -47,7 +47,10 @@ class TfidfEncoder:
             f"{corpus_text}\0dim={self.dim}\0sklearn={sklearn.__version__}".encode()).hexdigest()
 
     def encode(self, sentences: list[str]) -> np.ndarray:
-        """[len(sentences), dim] float32; a sentence with no corpus word is the zero vector."""
+        """[len(sentences), dim] float32 ((0, dim) for no sentences); a sentence with no corpus word is the zero
+        vector."""
+        if not sentences:
+            return np.zeros((0, self.dim), np.float32)
         return self._svd.transform(self._vectorizer.transform(sentences)).astype(np.float32)
 
     def fingerprint(self) -> str:
