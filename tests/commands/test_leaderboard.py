@@ -200,6 +200,13 @@ def test_published_numbers_from_a_file_are_unpaired_rows(seeded, capsys, tmp_pat
     (("metric = \"accuracy\"", "metric = \"f1-score\""), "comparator 2: task mr has no metric 'f1-score'"),
     (("n = 400\n", ""), "comparator 2 lacks n"),
     (("value = 77.0", "value = \"77%\""), "comparator 2: value = '77%' is not a finite number"),
+    (("value = 0.55", "value = 55.0"), "comparator 1: value = 55.0 is 55, not a correlation in [-1, 1]: it looks "
+                                       "like r × 100; give 0.55"),
+    (("value = 0.55", "value = -1.5e3"), "comparator 1: value = -1500.0 is -1500, not a correlation in [-1, 1]"),
+    (("ci = [0.50, 0.60]", "ci = [0.50, 60.0]"), "comparator 1: ci = 60.0 is 60, not a correlation"),
+    (("n = 350", "n = 3"), "comparator 1: pearson_mean has n = 3; a Fisher-z interval needs a whole number of "
+                           "at least 4 pairs"),
+    (("value = 77.0", "value = 177.0"), "comparator 2: value = 177.0 is 177, not a percentage in [0, 100]"),
 ])
 def test_a_bad_comparators_file_is_one_line(seeded, capsys, tmp_path, change, message):
     runs, *_ = seeded
