@@ -70,6 +70,7 @@ from benchbox.errors import BenchboxError
 from benchbox.task_contract.paired_tests import KINDS, PairSettings, RowTest, sentence_columns
 from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.corrections import CORRECTIONS
+from benchbox.stats.resampling import require_bootstrap_memory
 from benchbox.task_contract.protocol import MetricSpec, resolve_tasks
 from benchbox.task_contract.options import TaskOptions
 from benchbox.task_contract.metadata import KnownTasks, TaskMetadata, task_metadata
@@ -134,6 +135,7 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
         paired = None
         if not (ia is None or ib is None or ia.empty or ib.empty):
             paired = pair_items(a, ia, b, ib, list(known[task].item_keys), task)
+            require_bootstrap_memory(settings.n_boot, len(paired), option="--test-resamples")
         for subset, metric in _shared_rows(a, b, task):
             spec = known[task].metrics.get(metric)
             if spec is None or spec.kind is None:

@@ -33,6 +33,7 @@ from benchbox.stats import ranking
 from benchbox.comparison.resampled_scores import PER_SUBSET, resampled_score, strata_and_clusters
 from benchbox.comparison.sources import Source, known_tasks, seed_groups
 from benchbox.errors import BenchboxError
+from benchbox.memory import require_resamples
 from benchbox.options import DEFAULT_GROUP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.task_contract.metadata import KnownTasks
 
@@ -42,6 +43,8 @@ STANDARD = "standard"
 #: the ``protocol`` of an unpaired row (published numbers)
 PUBLISHED = "published"
 #: how the overall score puts task scores on one scale, by unit (others are left out of the mean)
+#: the option that sets :attr:`Settings.n_boot`, as a refusal names it
+RESAMPLES_OPTION = "--resamples"
 COMMON_SCALE = {"r": 1.0, "%": 0.01, "value": 1.0}
 #: significance-group labels
 BEST, WITH_BEST, BELOW_BEST, NO_CLAIM = "best", "not distinguishable from the best", "below the best", "no claim"
@@ -190,6 +193,16 @@ class Settings:
     seed: int = DEFAULT_SEED
     group: str = DEFAULT_GROUP
     level: float = ranking.LEVEL
+
+    def __post_init__(self) -> None:
+        require_resamples(RESAMPLES_OPTION, self.n_boot)
+
+    def require_memory(self, n_items: int) -> None:
+        """Refuse, before any draw, replicates that cannot fit for a task of ``n_items`` items: each replicate
+        holds a weight per item and the paired bootstrap's temporaries (as compare's, per cell)."""
+        from benchbox.stats.resampling import require_bootstrap_memory
+
+        require_bootstrap_memory(self.n_boot, n_items, option=RESAMPLES_OPTION)
 
 
 @dataclass
@@ -355,6 +368,9 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
     if not overall_tasks:
         notes.append(f"no task of the group {settings.group} among the tasks shown: the overall score is over every task")
         overall_tasks = list(shown)
+    largest = max((int(s.metrics.loc[s.metrics["task"] == t, "n"].fillna(0).max()) for s in sources if s.run is not None
+                   for t in shown if (s.metrics["task"] == t).any()), default=0)
+    settings.require_memory(largest)
     rng = np.random.default_rng(settings.seed)
     weights_rng, seed_rng = (np.random.default_rng(s) for s in rng.integers(0, 2**32, size=2))
     columns, cells, draws = [], {}, {}
