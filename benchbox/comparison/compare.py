@@ -324,6 +324,8 @@ def compare_sources(
         lowers.append(lower)
         frames.append(_adjusted(table) if settings.family == "pair" else table)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    if table.empty:
+        raise BenchboxError(_nothing_compared(resolved, tasks))
     if settings.family == "all":
         table = _adjusted(table)
     lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
@@ -334,6 +336,16 @@ def compare_sources(
                       seeds=seed_variance(resolved), claims=claim_table, protocol_mismatches=mismatches,
                       claim_rows=claim_rows, claim_seeds=claim_seeds, claim_notes=claim_notes, tasks=known,
                       versions=versions)
+
+
+def _nothing_compared(resolved: list[Source], tasks: list[str] | None) -> str:
+    """Why a comparison whose models share tasks has no row: every shared row lacks a test."""
+    published = [s.label for s in resolved if s.is_reference]
+    why = (f"{', '.join(published)} publish(es) numbers without per-item scores, which are tested only on a "
+           "Pearson r over the same number of items (Steiger's test at the worst case)" if published
+           else "no shared metric has a paired test")
+    return (f"nothing to compare{' on ' + ', '.join(tasks) if tasks else ''}: the models share no testable row; "
+            f"{why}; choose a task whose metrics both report (`benchbox describe TASK` lists its metrics and their tests)")
 
 
 def compare(

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from benchbox.comparison.sources import resolve_sources
 from benchbox.data.mteb_results import read_results
 from benchbox.data.mteb_tasks import BY_NAME
 from benchbox.errors import BenchboxError
+from benchbox.storage.runs import Run, write_run
 from benchbox.stats import fisher_ci
 
 
@@ -205,3 +207,29 @@ def test_a_model_of_a_results_folder_without_the_task_is_skipped_not_fatal(tmp_p
     found = resolve_sources([f"mteb:{tmp_path}"], ["stsb-cosine"], log=lines.append)
     assert [s.label for s in found] == ["mteb:org/b"]
     assert lines[-1] == f"mteb:{tmp_path}: 1 model(s) skipped: none of the tasks stsb-cosine"
+
+
+def test_a_runs_sts12_compares_with_its_own_mteb_export(tmp_path, capsys):
+    """Issue 55: `compare RUN mteb:PATH --task sts12` printed nothing and exited 0: STS12's MTEB scores are
+    benchbox's pooled correlations, and the worst-case Steiger test of published numbers took `pearson` only."""
+    from tests.comparison.test_compare import make_run
+    from tests.helpers import cli
+
+    run = make_run(tmp_path, "mine", noise_scale=0.3, rank_shift=0, accuracy=0.85)
+    pooled = {m: float(v) for m, v in pd.read_csv(run / "metrics.csv").query("task == 'sts12' and subset == 'all'")
+              .set_index("metric")["value"].items()}
+    entry = task_json("STS12", pooled["spearman_pooled"] - 0.05, pooled["pearson_pooled"] - 0.05)
+    write(tmp_path / "mteb" / "them__m" / "r1", "STS12", entry)
+    code, out, err = cli(capsys, "compare", str(run), f"mteb:{tmp_path / 'mteb'}", "--task", "sts12", "--json", "-")
+    assert code == 2 and out == ""  # the run's n (350 pairs) is not MTEB's 3,108: nothing is testable, and it says so
+    assert err.startswith("error: nothing to compare on sts12: the models share no testable row; mteb:them/m "
+                          "publish(es) numbers without per-item scores")
+    opened = Run.open(run)
+    metrics = opened.metrics.copy()
+    metrics.loc[(metrics["task"] == "sts12") & (metrics["subset"] == "all"), "n"] = 3108  # as a real STS12 run
+    real = write_run(tmp_path / "real", "mine", json.loads((run / "manifest.json").read_text()), metrics,
+                     {task: opened.items(task) for task in ("sts12", "retrieval", "mr")})
+    code, out, err = cli(capsys, "compare", str(real), f"mteb:{tmp_path / 'mteb'}", "--task", "sts12", "--json", "-")
+    assert code == 0, err
+    [row] = json.loads(out)["comparisons"]
+    assert (row["subset"], row["metric"], row["approximate"]) == ("all", "pearson_pooled", True)
