@@ -251,3 +251,25 @@ def test_an_stsb_run_under_senteval_s_labels_is_the_standard_protocol():
     fixed = {"labels": STSB()._label_mode(True), "seed": 1111}
     assert variant("stsb", standard) == ""
     assert variant("stsb", fixed) == f"labels={fixed['labels']}"
+
+
+def test_the_leaderboard_ranks_runs_among_an_mteb_results_folder(capsys, tmp_path):
+    """Issue 50: the leaderboard refused mteb:PATH ("neither a benchbox run folder nor a folder of runs"); now
+    its models are published rows and every standard run gets a rank among them all, with an approximate
+    interval (stated under the table), and the skipped files are summed up in a few lines. GloVe-BOW on the
+    embedded STS-B test set against the committed sample of the public mteb results repository."""
+    from pathlib import Path
+
+    runs = tmp_path / "runs"
+    run_tasks("glove-bow", ["stsb-cosine"], options=TaskOptions(bootstrap=0), cache=False).save(runs)
+    sample = Path(__file__).parents[1] / "data" / "mteb_results_sample"
+    board = _csv(capsys, str(runs), f"mteb:{sample}", *FAST, "-t", "stsb-cosine")
+    published = board[~board["paired"]]
+    assert len(published) == 4 and published["label"].str.startswith("mteb:").all()
+    ranked = board.dropna(subset=["rank_all"])
+    assert len(ranked) == 5 and ranked["rank_all"].tolist() == [1, 2, 3, 4, 5]  # sorted by the overall score
+    assert ((ranked["rank_all_low"] <= ranked["rank_all"]) & (ranked["rank_all"] <= ranked["rank_all_high"])).all()
+    code, out, err = cli(capsys, "leaderboard", str(runs), f"mteb:{sample}", *FAST, "-t", "stsb-cosine")
+    assert code == 0 and "rank among all [95%, approx.]" in out and "Rank among all (approximate)" in out
+    assert "mteb: 4 model(s) read (6 file(s) converted from mteb's format before 1.11)" in err
+    assert "glove-bow: rank 5 [5–5] among 5 (runs and published rows, approximate 95% interval)" in err
