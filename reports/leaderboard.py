@@ -39,6 +39,13 @@ def rank_all_text(row: pd.Series) -> str:
     return f"{int(row['rank_all'])} [{int(row['rank_all_low'])}–{int(row['rank_all_high'])}]"
 
 
+def overall_text(row: pd.Series) -> str:
+    """The overall score with its interval; without one, ``— (no sts12 (spearman_mean))``: why."""
+    if _missing(row["overall"]) and row.get("no_overall"):
+        return f"{formatting.MISSING} ({row['no_overall']})"
+    return formatting.with_interval(row["overall"], row["overall_low"], row["overall_high"], OVERALL)
+
+
 def borda_text(row: pd.Series) -> str:
     if _missing(row["borda"]):
         return formatting.MISSING
@@ -82,8 +89,7 @@ def text_rows(board: Board, specs: dict[str, MetricSpec]) -> list[list[str]]:
     """The terminal table's cells, one list per row (:func:`headers`)."""
     return [[rank_text(row), *([rank_all_text(row)] if board.among_all else []), model_text(row), row["protocol"],
              *(cell(row, c.task, specs[c.task]) for c in board.columns),
-             formatting.with_interval(row["overall"], row["overall_low"], row["overall_high"], OVERALL),
-             borda_text(row), row["group"] or formatting.MISSING]
+             overall_text(row), borda_text(row), row["group"] or formatting.MISSING]
             for _, row in board.frame.iterrows()]
 
 

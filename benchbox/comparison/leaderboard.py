@@ -369,11 +369,14 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
             raise BenchboxError(f"no run holds the task(s) {', '.join(missing)}: tasks recorded are "
                                 f"{', '.join(recorded) or 'none'}")
     shown = list(tasks or recorded)
-    overall_tasks = group_tasks(settings.group, shown)
+    # the overall score is over tasks the runs hold: published rows add columns, never take a run's rank away
+    held = [t for t in shown if any(s.run is not None and (s.metrics["task"] == t).any() for s in sources)] or shown
+    overall_tasks = group_tasks(settings.group, held)
     notes = []
     if not overall_tasks:
-        notes.append(f"no task of the group {settings.group} among the tasks shown: the overall score is over every task")
-        overall_tasks = list(shown)
+        notes.append(f"no task of the group {settings.group} among the tasks the runs hold: the overall score is over "
+                     f"every task they hold ({', '.join(held)})")
+        overall_tasks = list(held)
     largest = max((int(s.metrics.loc[s.metrics["task"] == t, "n"].fillna(0).max()) for s in sources if s.run is not None
                    for t in shown if (s.metrics["task"] == t).any()), default=0)
     settings.require_memory(largest)
@@ -401,6 +404,9 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
                         f"{task}_high": cell.get("high", np.nan), f"{task}_sd": cell.get("sd", np.nan)})
         values = [row[t] * COMMON_SCALE[specs[t].unit] for t in scaled]
         row["overall"] = float(np.mean(values)) if scaled and not np.isnan(values).any() else np.nan
+        lacking = [f"{t} ({specs[t].name})" for t in scaled if np.isnan(row[t])]
+        row["no_overall"] = (f"no {', '.join(lacking)}" if lacking else "" if scaled
+                             else "no overall task on the common scale")
         rows.append(row)
     frame = pd.DataFrame(rows)
     if all_runs:  # one row per run: its id, as before seeds were grouped

@@ -273,3 +273,18 @@ def test_the_leaderboard_ranks_runs_among_an_mteb_results_folder(capsys, tmp_pat
     assert code == 0 and "rank among all [95%, approx.]" in out and "Rank among all (approximate)" in out
     assert "mteb: 4 model(s) read (6 file(s) converted from mteb's format before 1.11)" in err
     assert "glove-bow: rank 5 [5–5] among 5 (runs and published rows, approximate 95% interval)" in err
+
+
+def test_published_rows_never_take_a_runs_rank_away(capsys, tmp_path):
+    """Issue 50: runs holding stsb-cosine and sickr-cosine beside paper:merkx2019 (STS12-16 rows) switched the
+    overall score to the semantic group's tasks, which the runs lack: every rank became "—" without a word. The
+    overall score is now over the tasks the runs hold, and a row without one says what it lacks."""
+    runs = tmp_path / "runs"
+    run_tasks("glove-bow", ["stsb-cosine", "sickr-cosine"], options=TaskOptions(bootstrap=0), cache=False).save(runs)
+    board = _csv(capsys, str(runs), "paper:merkx2019/glove-bow", *FAST, "--no-groups")
+    run = board[board["paired"]].iloc[0]
+    assert run["rank"] == 1 and run["overall"] == run["overall"]
+    paper = board[~board["paired"]].iloc[0]
+    assert paper["overall"] != paper["overall"] and paper["no_overall"] == "no stsb-cosine (spearman), sickr-cosine (spearman)"
+    code, out, err = cli(capsys, "leaderboard", str(runs), "paper:merkx2019/glove-bow", *FAST, "--no-groups")
+    assert code == 0 and "— (no stsb-cosine (spearman), sickr-cosine (spearman))" in out
