@@ -1,4 +1,4 @@
-"""Published numbers checked like data (docs/guide.md#published-numbers): what ``paper:``, a comparators file and
+"""Published numbers checked like data (docs/guide.md#comparators-from-a-file): what ``paper:``, a comparators file and
 ``mteb:PATH`` bring in must be numbers of their metric's range, and the files they come from are read only when
 they are regular files of a bounded size, so a device, a FIFO or a runaway file (``/dev/zero``) fails at once in
 one line instead of filling the memory.
