@@ -70,6 +70,19 @@ def max_units(per_unit: float, device: str = "cpu") -> int | None:
     return None if available is None else int(HEADROOM * available // max(per_unit, 1))
 
 
+#: the least memory a resample takes: its statistic, one float64 (the smallest estimate of any resampling here)
+MIN_BYTES_PER_RESAMPLE = 8
+
+
+def require_resamples(option: str, n: int, per_resample: float = MIN_BYTES_PER_RESAMPLE,
+                      why: str = "one 8-byte statistic per resample at least") -> None:
+    """Refuse ``n`` resamples of ``per_resample`` bytes each that cannot fit, in one line naming ``option`` (the
+    option the user set), its limit here and the reason (``why``: what one resample holds)."""
+    largest = max_units(per_resample)
+    require_memory(n * per_resample, f"{option} {n} ({format_bytes(per_resample)} per resample: {why})",
+                   f"use {option} {largest} or fewer")
+
+
 def require_memory(nbytes: float, what: str, fix: str, device: str = "cpu") -> None:
     """Raise :class:`BenchboxError` if ``what`` (needing about ``nbytes``) cannot fit; ``fix`` says which option
     value would (e.g. ``"use --bootstrap 20000 or fewer"``)."""

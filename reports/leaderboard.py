@@ -32,6 +32,20 @@ def rank_text(row: pd.Series) -> str:
     return f"{int(row['rank'])} [{int(row['rank_low'])}–{int(row['rank_high'])}]"
 
 
+def rank_all_text(row: pd.Series) -> str:
+    """The rank among the standard runs and the published rows, ``3 [1–7]``; ``—`` without one."""
+    if _missing(row["rank_all"]):
+        return formatting.MISSING
+    return f"{int(row['rank_all'])} [{int(row['rank_all_low'])}–{int(row['rank_all_high'])}]"
+
+
+def overall_text(row: pd.Series) -> str:
+    """The overall score with its interval; without one, ``— (no sts12 (spearman_mean))``: why."""
+    if _missing(row["overall"]) and row.get("no_overall"):
+        return f"{formatting.MISSING} ({row['no_overall']})"
+    return formatting.with_interval(row["overall"], row["overall_low"], row["overall_high"], OVERALL)
+
+
 def borda_text(row: pd.Series) -> str:
     if _missing(row["borda"]):
         return formatting.MISSING
@@ -62,16 +76,20 @@ def pipe_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(clean(c) for c in row) + " |" for row in rows])
 
 
+#: the header of the rank among every standard run and published row (shown when there is one)
+AMONG_ALL = "rank among all [95%, approx.]"
+
+
 def headers(board: Board) -> list[str]:
-    return ["rank [95%]", "model", "protocol", *(c.header for c in board.columns),
-            f"overall ({board.settings.group}, ×100)", "Borda [95%] (#)", "group"]
+    return ["rank [95%]", *([AMONG_ALL] if board.among_all else []), "model", "protocol",
+            *(c.header for c in board.columns), f"overall ({board.settings.group}, ×100)", "Borda [95%] (#)", "group"]
 
 
 def text_rows(board: Board, specs: dict[str, MetricSpec]) -> list[list[str]]:
     """The terminal table's cells, one list per row (:func:`headers`)."""
-    return [[rank_text(row), model_text(row), row["protocol"], *(cell(row, c.task, specs[c.task]) for c in board.columns),
-             formatting.with_interval(row["overall"], row["overall_low"], row["overall_high"], OVERALL),
-             borda_text(row), row["group"] or formatting.MISSING]
+    return [[rank_text(row), *([rank_all_text(row)] if board.among_all else []), model_text(row), row["protocol"],
+             *(cell(row, c.task, specs[c.task]) for c in board.columns),
+             overall_text(row), borda_text(row), row["group"] or formatting.MISSING]
             for _, row in board.frame.iterrows()]
 
 
@@ -82,7 +100,8 @@ def html_page(board: Board, specs: dict[str, MetricSpec]) -> str:
     most = int(ranked.max()) if len(ranked) else 1
     rows = []
     for (_, row), cells in zip(frame.iterrows(), text_rows(board, specs)):
-        sort_keys = [row["rank"], row["label"], row["protocol"], *(row[c.task] for c in board.columns),
+        sort_keys = [row["rank"], *([row["rank_all"]] if board.among_all else []), row["label"], row["protocol"],
+                     *(row[c.task] for c in board.columns),
                      row["overall"], row["borda"], row["group"]]
         bar = None
         if not _missing(row["rank"]):
@@ -92,7 +111,8 @@ def html_page(board: Board, specs: dict[str, MetricSpec]) -> str:
                      "unpaired": not row["paired"], "citation": row["citation"]})
     env = jinja2.Environment(loader=jinja2.PackageLoader("benchbox.reports", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    numeric = [True, False, False, *(True for _ in board.columns), True, True, False]
+    numeric = [True, *([True] if board.among_all else []), False, False, *(True for _ in board.columns), True, True,
+               False]
     return env.get_template("leaderboard.html.j2").render(
         headers=headers(board), numeric=numeric, rows=rows, method=board.method(), notes=board.notes,
         ranks=most, group=board.settings.group)

@@ -132,6 +132,9 @@ SEED_SCORE_COLUMNS = ["model_a", "model_b", "kind", "model", "run", "score"]
 
 def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: list[Source], runs_a: list[str],
            runs_b: list[str], *, higher_is_better: bool, pooling: str, seed: int) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame] | None:
+    # rows of published numbers have no effect (None): the columns are then objects
+    rows = rows.assign(effect=pd.to_numeric(rows["effect"], errors="coerce"),
+                       effect_var=pd.to_numeric(rows["effect_var"], errors="coerce"))
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)

@@ -15,7 +15,9 @@ number::
 They become :class:`benchbox.data.comparators.Comparator` entries (the type of the built-in ``paper:`` ones), named
 ``file:<name>``: numbers without per-item scores, so unpaired rows in compare tables (approximate tests where
 one exists) and leaderboards (no rank, no claim). Every problem is one line naming the file, the entry and
-the fix.
+the fix. The numbers are checked like data (:mod:`benchbox.data.published_checks`): a correlation in [−1, 1] (× 100
+refused with the fix) with n ≥ 4, a percentage in [0, 100]; the file is read only if it is a regular file under
+the size limit.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from benchbox.data.comparators import Comparator, metric_rows
+from benchbox.data.published_checks import check_correlation, check_fisher_n, check_percentage, read_small_text
 from benchbox.errors import BenchboxError
 from benchbox.storage.runs import METRIC_COLUMNS
 
@@ -63,12 +66,13 @@ def _row(entry: Any, where: str) -> dict[str, Any]:
     installed = task_class(task)
     if installed is None:
         raise BenchboxError(f"{where}: unknown task {task!r}; name an installed task (`benchbox list tasks`)")
-    declared = [m.name for m in installed.metrics]
+    declared = {m.name: m for m in installed.metrics}
     if metric not in declared:
         raise BenchboxError(f"{where}: task {task} has no metric {metric!r}; its metrics: {', '.join(declared)}")
     value, n = _number(entry, "value", where), _number(entry, "n", where)
     if n < 1 or n != int(n):
         raise BenchboxError(f"{where}: n = {entry['n']!r} is not a count of items; give a whole number ≥ 1")
+    _check_range(declared[metric], entry, where)
     low = high = math.nan
     if "ci" in entry:
         ci = entry["ci"]
@@ -80,15 +84,34 @@ def _row(entry: Any, where: str) -> dict[str, Any]:
             "metric": metric, "value": value, "ci_low": low, "ci_high": high, "n": int(n)}
 
 
+def _check_range(spec: Any, entry: dict[str, Any], where: str) -> None:
+    """The value (and interval) within the metric's range: a correlation (unit r) in [−1, 1] with n ≥ 4, a
+    percentage in [0, 100]."""
+    values = [("value", entry["value"])] + [("ci", c) for c in entry.get("ci", [])]
+    if spec.unit == "r":
+        why = next((w for w in (check_correlation(v, f"{k} = {v!r}") for k, v in values) if w), None) \
+            or check_fisher_n(entry["n"], f"{spec.name}")
+    elif spec.unit == "%":
+        why = next((w for w in (check_percentage(v, f"{k} = {v!r}") for k, v in values) if w), None)
+    else:
+        why = None
+    if why is not None:
+        raise BenchboxError(f"{where}: {why}")
+
+
 def read_comparators(path: str | os.PathLike, named_by: str = "--comparators") -> dict[str, Comparator]:
     """The comparators of a file (module docstring), ``file:<name>`` → :class:`Comparator`, in file order;
     ``named_by``: what named the file, as errors say it."""
     path = Path(path)
     try:
-        spec = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchboxError(f"{named_by} {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = read_small_text(path)
+    except BenchboxError as exc:
+        if not path.exists():
+            raise BenchboxError(f"{named_by} {path}: no such file") from None
+        raise BenchboxError(f"{named_by} {exc}") from None
+    try:
+        spec = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise BenchboxError(f"{named_by} {path}: not a readable TOML file ({exc})") from None
     where = f"{named_by} {path}"
     entries = spec.get("comparator")

@@ -70,6 +70,7 @@ from benchbox.errors import BenchboxError
 from benchbox.task_contract.paired_tests import KINDS, PairedKind, PairSettings, RowTest, sentence_columns
 from benchbox.data.root import EMBEDDED_PREFIX
 from benchbox.stats.corrections import CORRECTIONS
+from benchbox.stats.resampling import require_bootstrap_memory
 from benchbox.task_contract.protocol import MetricSpec, resolve_tasks
 from benchbox.task_contract.options import TaskOptions
 from benchbox.task_contract.metadata import KnownTasks, TaskMetadata, task_metadata
@@ -135,6 +136,7 @@ def compare_pair(a: Source, b: Source, tasks: list[str], known: dict[str, TaskMe
         paired = None
         if not (ia is None or ib is None or ia.empty or ib.empty):
             paired = pair_items(a, ia, b, ib, list(known[task].item_keys), task)
+            require_bootstrap_memory(settings.n_boot, len(paired), option="--test-resamples")
         for subset, metric in _shared_rows(a, b, task):
             spec = known[task].metrics.get(metric)
             if spec is None or spec.kind is None:
@@ -341,6 +343,8 @@ def compare_sources(
         lowers.append(lower)
         frames.append(_adjusted(table) if settings.family == "pair" else table)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    if table.empty:
+        raise BenchboxError(_nothing_compared(resolved, tasks))
     if settings.family == "all":
         table = _adjusted(table)
     lower = pd.concat(lowers, ignore_index=True) if lowers else pd.Series([], dtype=bool)
@@ -352,6 +356,16 @@ def compare_sources(
                       claim_rows=claim_rows, claim_seeds=claim_seeds,
                       claim_notes=list(dict.fromkeys(untested)) + claim_notes, tasks=known,
                       versions=versions)
+
+
+def _nothing_compared(resolved: list[Source], tasks: list[str] | None) -> str:
+    """Why a comparison whose models share tasks has no row: every shared row lacks a test."""
+    published = [s.label for s in resolved if s.is_reference]
+    why = (f"{', '.join(published)} publish(es) numbers without per-item scores, which are tested only on a "
+           "Pearson r over the same number of items (Steiger's test at the worst case)" if published
+           else "no shared metric has a paired test")
+    return (f"nothing to compare{' on ' + ', '.join(tasks) if tasks else ''}: the models share no testable row; "
+            f"{why}; choose a task whose metrics both report (`benchbox describe TASK` lists its metrics and their tests)")
 
 
 def compare(

@@ -33,6 +33,7 @@ from benchbox.stats import ranking
 from benchbox.comparison.resampled_scores import PER_SUBSET, resampled_score, strata_and_clusters
 from benchbox.comparison.sources import Source, known_tasks, seed_groups
 from benchbox.errors import BenchboxError
+from benchbox.memory import require_resamples
 from benchbox.options import DEFAULT_GROUP, DEFAULT_RESAMPLES, DEFAULT_SEED
 from benchbox.task_contract.metadata import KnownTasks
 
@@ -42,6 +43,8 @@ STANDARD = "standard"
 #: the ``protocol`` of an unpaired row (published numbers)
 PUBLISHED = "published"
 #: how the overall score puts task scores on one scale, by unit (others are left out of the mean)
+#: the option that sets :attr:`Settings.n_boot`, as a refusal names it
+RESAMPLES_OPTION = "--resamples"
 COMMON_SCALE = {"r": 1.0, "%": 0.01, "value": 1.0}
 #: significance-group labels
 BEST, WITH_BEST, BELOW_BEST, NO_CLAIM = "best", "not distinguishable from the best", "below the best", "no claim"
@@ -162,15 +165,14 @@ def _aligned_items(task: str, runs: list[Source], keys: tuple[str, ...]) -> list
 
 
 def load_sources(paths: list[str | os.PathLike], *, errors: str = "raise") -> list[Source]:
-    """The evaluation runs under ``paths`` (run folders, folders of runs) and the ``paper:`` comparators named, as
-    sources (:func:`benchbox.comparison.sources.resolve_sources`); training runs are passed over. A folder that
+    """The evaluation runs under ``paths`` (run folders, folders of runs) and the published numbers named
+    (``paper:``, ``mteb:PATH``: what an mteb results folder skipped is a warning), as sources (:func:`benchbox.comparison.sources.resolve_sources`); training runs are passed over. A folder that
     is not a readable run is an error naming it (``errors="raise"``) or left out with a warning (``"skip"``)."""
-    from benchbox.comparison.sources import open_run, resolve_sources, run_folders
-    from benchbox.data import comparators
+    from benchbox.comparison.sources import is_reference, open_run, resolve_sources, run_folders
 
     specs: list[str | os.PathLike] = []
     for spec in paths:
-        if comparators.is_paper(str(spec)):
+        if is_reference(str(spec)):
             specs.append(str(spec))
             continue
         for folder in run_folders(spec):
@@ -183,7 +185,7 @@ def load_sources(paths: list[str | os.PathLike], *, errors: str = "raise") -> li
                 continue
             if run.kind == "eval":
                 specs.append(folder)
-    return resolve_sources(specs) if specs else []
+    return resolve_sources(specs, log=lambda line: warnings.warn(line, stacklevel=2)) if specs else []
 
 
 @dataclass
@@ -194,6 +196,16 @@ class Settings:
     seed: int = DEFAULT_SEED
     group: str = DEFAULT_GROUP
     level: float = ranking.LEVEL
+
+    def __post_init__(self) -> None:
+        require_resamples(RESAMPLES_OPTION, self.n_boot)
+
+    def require_memory(self, n_items: int) -> None:
+        """Refuse, before any draw, replicates that cannot fit for a task of ``n_items`` items: each replicate
+        holds a weight per item and the paired bootstrap's temporaries (as compare's, per cell)."""
+        from benchbox.stats.resampling import require_bootstrap_memory
+
+        require_bootstrap_memory(self.n_boot, n_items, option=RESAMPLES_OPTION)
 
 
 @dataclass
@@ -311,6 +323,8 @@ class Board:
     scaled_tasks: list[str]
     known: KnownTasks
     notes: list[str] = field(default_factory=list)
+    #: whether the standard runs are also ranked among the published rows (:data:`AMONG_ALL`)
+    among_all: bool = False
 
     def record(self) -> dict[str, Any]:
         """How the table was computed, as the JSON output records it."""
@@ -321,6 +335,7 @@ class Board:
                 "rank": "by the overall mean within a protocol; interval: percentiles of the rank over the replicates",
                 "borda": "points per model beaten on each overall task, ties 1/2 (mteb's Borda count)",
                 "groups": "claim against the best not significant (compare's claim test, Holm over the claims)",
+                "rank_among_all": self.among_all,
                 "statement": self.method()}
 
     def method(self) -> str:
@@ -335,7 +350,11 @@ class Board:
                 "(ties ½, as mteb's Borda rank), summed. Rank: by the overall mean within a protocol, its interval "
                 "the percentiles of the rank over the replicates (Hall & Miller 2009). Groups: the models whose "
                 "claim against the best (compare's claim test, Holm over the claims) is not significant at 5%. "
-                "Unpaired rows are published numbers: no items, so no rank, Borda or claim.")
+                "Unpaired rows are published numbers: no items, so no rank, Borda or claim."
+                + (" Rank among all (approximate): the standard runs and the published rows ranked together, the "
+                   "runs' replicates as above, each published number's drawn independently from its 95% interval "
+                   "(normal on Fisher's z for correlations); coverage measured in docs/benchmarks.md."
+                   if self.among_all else ""))
 
 
 def _group_key(model: Model) -> str:
@@ -356,11 +375,17 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
             raise BenchboxError(f"no run holds the task(s) {', '.join(missing)}: tasks recorded are "
                                 f"{', '.join(recorded) or 'none'}")
     shown = list(tasks or recorded)
-    overall_tasks = group_tasks(settings.group, shown)
+    # the overall score is over tasks the runs hold: published rows add columns, never take a run's rank away
+    held = [t for t in shown if any(s.run is not None and (s.metrics["task"] == t).any() for s in sources)] or shown
+    overall_tasks = group_tasks(settings.group, held)
     notes = []
     if not overall_tasks:
-        notes.append(f"no task of the group {settings.group} among the tasks shown: the overall score is over every task")
-        overall_tasks = list(shown)
+        notes.append(f"no task of the group {settings.group} among the tasks the runs hold: the overall score is over "
+                     f"every task they hold ({', '.join(held)})")
+        overall_tasks = list(held)
+    largest = max((int(s.metrics.loc[s.metrics["task"] == t, "n"].fillna(0).max()) for s in sources if s.run is not None
+                   for t in shown if (s.metrics["task"] == t).any()), default=0)
+    settings.require_memory(largest)
     rng = np.random.default_rng(settings.seed)
     weights_rng, seed_rng = (np.random.default_rng(s) for s in rng.integers(0, 2**32, size=2))
     columns, cells, draws = [], {}, {}
@@ -385,6 +410,9 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
                         f"{task}_high": cell.get("high", np.nan), f"{task}_sd": cell.get("sd", np.nan)})
         values = [row[t] * COMMON_SCALE[specs[t].unit] for t in scaled]
         row["overall"] = float(np.mean(values)) if scaled and not np.isnan(values).any() else np.nan
+        lacking = [f"{t} ({specs[t].name})" for t in scaled if np.isnan(row[t])]
+        row["no_overall"] = (f"no {', '.join(lacking)}" if lacking else "" if scaled
+                             else "no overall task on the common scale")
         rows.append(row)
     frame = pd.DataFrame(rows)
     if all_runs:  # one row per run: its id, as before seeds were grouped
@@ -393,22 +421,88 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
                  "rank_low", "rank_high"):
         frame[name] = np.nan
     frame["group"] = ""
+    overall_draws: dict[int, np.ndarray] = {}
     for protocol in dict.fromkeys(_group_key(m) for m in models):
         members = [i for i, m in enumerate(models) if _group_key(m) == protocol]
-        _rank(frame, [models[i] for i in members], members, draws, scaled, overall_tasks, specs, settings)
+        found = _rank(frame, [models[i] for i in members], members, draws, scaled, overall_tasks, specs, settings)
+        if protocol == STANDARD:
+            overall_draws.update(found)
         if groups and protocol != PUBLISHED:
             _groups(frame, [models[i] for i in members], members, overall_tasks, settings)
+    among_all = rank_among_published(frame, models, overall_draws, scaled, specs, settings)
+    if among_all:  # the answer to "where does my model stand among every published one", whatever the table's length
+        ranked = frame[frame["paired"] & frame["rank_all"].notna()]
+        total = int(frame["rank_all"].notna().sum())
+        notes += [f"{row['label']}: rank {int(row['rank_all'])} [{int(row['rank_all_low'])}–"
+                  f"{int(row['rank_all_high'])}] among {total} (runs and published rows, approximate 95% interval)"
+                  for _, row in ranked.iterrows()]
     frame = frame.sort_values(["overall", "paired"], ascending=[False, False], na_position="last", kind="stable")
-    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes)
+    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, among_all)
+
+
+#: the level of a published number's interval (Fisher-z and Wilson 95% intervals; papers' 95%)
+PUBLISHED_LEVEL = 0.95
+#: the columns of the rank among the standard runs and the published rows together (:func:`rank_among_published`)
+AMONG_ALL = ("rank_all", "rank_all_low", "rank_all_high")
+
+
+def published_draws(value: float, low: float, high: float, unit: str, n_boot: int,
+                    rng: np.random.Generator) -> np.ndarray | None:
+    """[n_boot] replicates of a published number from its 95% interval, drawn independently: a correlation (unit
+    r) on Fisher's z scale, ``tanh(atanh(r) + se·N(0, 1))`` with se = (atanh(high) − atanh(low)) / (2·z₉₇.₅) (its
+    Fisher-z interval's own se, 1/√(n − 3), Spearman's × √1.06); any other unit on its own scale, se = (high −
+    low) / (2·z₉₇.₅). None without an interval."""
+    from benchbox.stats.intervals import z_quantile
+
+    if not (np.isfinite(low) and np.isfinite(high)) or high < low:
+        return None
+    z95 = z_quantile(PUBLISHED_LEVEL)
+    noise = rng.standard_normal(n_boot)
+    if unit == "r":
+        clip = 1 - 1e-12
+        zl, zv, zh = np.arctanh(np.clip([low, value, high], -clip, clip))
+        return np.tanh(zv + (zh - zl) / (2 * z95) * noise)
+    return value + (high - low) / (2 * z95) * noise
+
+
+def rank_among_published(frame: pd.DataFrame, models: list[Model], overall_draws: dict[int, np.ndarray],
+                         scaled: list[str], specs: dict[str, Any], settings: Settings) -> bool:
+    """The rank of every standard run and published row among them all, with an approximate 95% interval, in
+    place (columns :data:`AMONG_ALL`); whether there was one to give. The runs' replicates are their overall
+    scores' joint paired bootstrap draws; a published row has no items, so its replicates are independent normal
+    draws of each task's number from its interval (:func:`published_draws`), averaged as its overall score is.
+    Approximate: a published model's error is taken independent of the runs' (no shared items to pair them on),
+    and normal on the Fisher-z scale; its coverage is measured by benchmarks/bench_published_ranks.py
+    (docs/benchmarks.md). Rows without an overall score or an interval get none."""
+    for name in AMONG_ALL:
+        frame[name] = np.nan
+    rng = np.random.default_rng([settings.seed, 50])  # its own stream: the runs' replicates are left as they are
+    published: dict[int, np.ndarray] = {}
+    for i, model in enumerate(models):
+        if not model.unpaired or not np.isfinite(frame.loc[i, "overall"]):
+            continue
+        found = [published_draws(frame.loc[i, t], frame.loc[i, f"{t}_low"], frame.loc[i, f"{t}_high"],
+                                 specs[t].unit, settings.n_boot, rng) for t in scaled]
+        if all(d is not None for d in found):
+            published[i] = np.mean([d * COMMON_SCALE[specs[t].unit] for d, t in zip(found, scaled)], axis=0)
+    if not published or not overall_draws:
+        return False
+    rows = list(overall_draws) + list(published)
+    draws = np.stack([overall_draws[i] for i in overall_draws] + [published[i] for i in published], axis=1)
+    frame.loc[rows, "rank_all"] = ranking.ranks(frame.loc[rows, "overall"].to_numpy(float))
+    frame.loc[rows, "rank_all_low"], frame.loc[rows, "rank_all_high"] = ranking.rank_intervals(
+        ranking.ranks(draws), settings.level)
+    return True
 
 
 def _rank(frame: pd.DataFrame, models: list[Model], index: list[int], draws: dict[str, dict[str, np.ndarray]],
-          scaled: list[str], overall_tasks: list[str], specs: dict[str, Any], settings: Settings) -> None:
-    """Overall and Borda intervals, ranks and rank intervals of the models of one protocol, in place."""
+          scaled: list[str], overall_tasks: list[str], specs: dict[str, Any], settings: Settings) -> dict[int, np.ndarray]:
+    """Overall and Borda intervals, ranks and rank intervals of the models of one protocol, in place; the ranked
+    rows' overall replicates (row → [n_boot])."""
     complete = [(i, m) for i, m in zip(index, models) if not m.unpaired
                 and all(m.name in draws[t] for t in overall_tasks)]
     if not complete:
-        return
+        return {}
     rows = [i for i, _ in complete]
     names = [m.name for _, m in complete]
     signed = {t: 1.0 if specs[t].higher_is_better else -1.0 for t in overall_tasks}
@@ -419,13 +513,14 @@ def _rank(frame: pd.DataFrame, models: list[Model], index: list[int], draws: dic
     frame.loc[rows, "borda_low"], frame.loc[rows, "borda_high"] = ranking.percentile_interval(borda, settings.level)
     frame.loc[rows, "borda_rank"] = ranking.ranks(frame.loc[rows, "borda"].to_numpy(float))
     if not scaled:
-        return
+        return {}
     overall = np.mean([np.stack([draws[t][n] for n in names], axis=1) * COMMON_SCALE[specs[t].unit]
                        for t in scaled], axis=0)
     frame.loc[rows, "overall_low"], frame.loc[rows, "overall_high"] = ranking.percentile_interval(overall, settings.level)
     frame.loc[rows, "rank"] = ranking.ranks(frame.loc[rows, "overall"].to_numpy(float))
     frame.loc[rows, "rank_low"], frame.loc[rows, "rank_high"] = ranking.rank_intervals(ranking.ranks(overall),
                                                                                        settings.level)
+    return dict(zip(rows, overall.T))
 
 
 def _groups(frame: pd.DataFrame, models: list[Model], index: list[int], tasks: list[str], settings: Settings) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchbox.errors import BenchboxError
+from benchbox.memory import require_resamples
 from benchbox.options import DEFAULT_RESAMPLES, DEFAULT_SEED, check_number
 from benchbox.task_contract.paired_tests import CORRELATION_TESTS, ITEM_DEPENDENCE, PairSettings
 from benchbox.stats.corrections import CORRECTIONS, Correction
@@ -36,6 +37,8 @@ class Setting:
     flag: str | None = None
     #: the choices in words, as an error names them (None: the choices, joined by "or")
     use: str | None = None
+    #: a number of resamples: refused at once beyond what memory could hold (:func:`benchbox.memory.require_resamples`)
+    resamples: bool = False
 
     def check(self, value: Any, default: Any) -> None:
         """A one-line error unless ``value`` is of the default's type and among the choices or in range."""
@@ -47,13 +50,15 @@ class Setting:
             raise BenchboxError(f"unknown {name} {value!r}: use {self.use or _either(self.choices)}")
         if kind is int:
             check_number(name, value, low=self.low)
+        if self.resamples:
+            require_resamples(name, value)
 
 
 def _setting(default: Any, help: str, *, flag: str | None = None, choices: Any = None, low: float | None = None,
-             use: str | None = None) -> Any:
+             use: str | None = None, resamples: bool = False) -> Any:
     """A field of :class:`CompareSettings`: its default and its :class:`Setting`."""
-    return field(default=default,
-                 metadata={"setting": Setting(help, tuple(choices) if choices else None, low, flag, use)})
+    return field(default=default, metadata={
+        "setting": Setting(help, tuple(choices) if choices else None, low, flag, use, resamples)})
 
 
 def _either(choices: Any) -> str:
@@ -78,7 +83,7 @@ class CompareSettings:
         "together) or independent (Williams/Steiger on every row)")
     #: resamples of the paired bootstrap tests and of the intervals of the differences
     n_boot: int = _setting(DEFAULT_RESAMPLES, "Resamples of the paired bootstrap tests and of the intervals of the "
-                           "differences (at least 2).", flag="test-resamples", low=2)
+                           "differences (at least 2).", flag="test-resamples", low=2, resamples=True)
     #: the evaluation's seed: part of the identity of the runs evaluated on demand (a run of another seed is not
     #: reused)
     seed: int = _setting(DEFAULT_SEED, "Seed of every random choice of the evaluation: SentEval's probes and folds, "

@@ -180,8 +180,9 @@ def paper_source(name: str, label: str | None = None) -> Source:
 
 def mteb_sources(spec: str, label: str | None = None,
                  log: Callable[[str], None] = lambda message: None) -> list[Source]:
-    """The models of an mteb results folder (``mteb:PATH``), labelled ``mteb:MODEL`` (``mteb:MODEL@REVISION`` where
-    the folder holds several revisions of one model); ``label`` names the folder's one model."""
+    """The models of an mteb results folder (``mteb:PATH``), one per model folder (its revisions joined as mteb's
+    leaderboard joins them, :mod:`benchbox.data.mteb_results`), labelled ``mteb:MODEL`` (``mteb:MODEL@REVISION``
+    where two folders name one model); ``label`` names the folder's one model."""
     models = mteb_results.read_results(spec, log)
     if label is not None and len(models) > 1:
         raise BenchboxError(f"{spec}: a label names one model, and the folder holds {len(models)} "
@@ -317,6 +318,13 @@ def resolve_sources(
     for spec, given in zip(specs, labels or [None] * len(specs), strict=True):
         label, target = split_label(spec)
         named = _model(target, given or label, evaluate, log)
+        if tasks and mteb_results.is_mteb(target):  # of a results folder, the models with any of the tasks
+            kept = [s for s in named if not isinstance(s, Source) or _has_any(s, tasks)]
+            if len(kept) < len(named):
+                log(f"{target}: {len(named) - len(kept)} model(s) skipped: none of the tasks {', '.join(tasks)}")
+            if not kept:
+                raise BenchboxError(f"{target}: no model has any of the tasks {', '.join(tasks)}")
+            named = kept
         if tasks and is_run_collection(target):  # of a folder of runs, those with any of the tasks
             for s in named:
                 if isinstance(s, Source) and not _has_any(s, tasks):

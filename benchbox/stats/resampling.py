@@ -26,20 +26,18 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from benchbox.memory import max_units, require_memory
+from benchbox.memory import require_resamples
 
 #: peak bytes per (resample × item) cell of a bootstrap of correlations: draw counts, ranks and the weighted-moment
 #: temporaries (tracemalloc, n = 1379, B = 2000: paired_bootstrap 40 Pearson / 64 Spearman, STS year CIs 56)
 BOOTSTRAP_BYTES_PER_CELL = 64
 
 
-def require_bootstrap_memory(n_boot: int, n_items: int) -> None:
+def require_bootstrap_memory(n_boot: int, n_items: int, option: str = "--bootstrap") -> None:
     """Refuse, before allocating, a bootstrap of ``n_boot`` resamples × ``n_items`` that cannot fit in memory;
-    the message names the largest ``--bootstrap`` that would."""
-    per_resample = BOOTSTRAP_BYTES_PER_CELL * n_items
-    largest = max_units(per_resample)
-    require_memory(n_boot * per_resample, f"a bootstrap of {n_boot} resamples × {n_items} items",
-                   f"use --bootstrap {largest} or fewer")
+    the message names the largest value of ``option`` (the option that set ``n_boot``) that would."""
+    require_resamples(option, n_boot, BOOTSTRAP_BYTES_PER_CELL * n_items,
+                      f"a bootstrap of {n_items} items, {BOOTSTRAP_BYTES_PER_CELL} bytes per item")
 
 
 def bootstrap_counts(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:

@@ -311,10 +311,11 @@ class Correlation(PairedKind):
         return RowTest(pair.correlation_test, statistic, p, stats.zou_ci(r_ga, r_gb, r_ab, len(g)), effect=effect)
 
     def test_without_items(self, value_a: pd.Series, value_b: pd.Series, spec: MetricSpec) -> RowTest | None:
-        """Pearson rows of published numbers: Steiger's Z at the worst case over the unknown r(A, B)."""
+        """Pearson rows of published numbers (a Pearson r over the row's n items: per subset, or pooled over a
+        year's subsets): Steiger's Z at the worst case over the unknown r(A, B)."""
         from benchbox import stats
 
-        if spec.name != "pearson" or int(value_a["n"]) != int(value_b["n"]) or int(value_a["n"]) <= 3:
+        if spec.name not in ("pearson", "pearson_pooled") or int(value_a["n"]) != int(value_b["n"]) or int(value_a["n"]) <= 3:
             return None
         z, p, low, high = stats.unknown_r_ab_test(float(value_a["value"]), float(value_b["value"]), int(value_a["n"]))
         return RowTest("steiger-worst-case", z, p, (low, high), approximate=True)

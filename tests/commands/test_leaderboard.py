@@ -200,6 +200,13 @@ def test_published_numbers_from_a_file_are_unpaired_rows(seeded, capsys, tmp_pat
     (("metric = \"accuracy\"", "metric = \"f1-score\""), "comparator 2: task mr has no metric 'f1-score'"),
     (("n = 400\n", ""), "comparator 2 lacks n"),
     (("value = 77.0", "value = \"77%\""), "comparator 2: value = '77%' is not a finite number"),
+    (("value = 0.55", "value = 55.0"), "comparator 1: value = 55.0 is 55, not a correlation in [-1, 1]: it looks "
+                                       "like r × 100; give 0.55"),
+    (("value = 0.55", "value = -1.5e3"), "comparator 1: value = -1500.0 is -1500, not a correlation in [-1, 1]"),
+    (("ci = [0.50, 0.60]", "ci = [0.50, 60.0]"), "comparator 1: ci = 60.0 is 60, not a correlation"),
+    (("n = 350", "n = 3"), "comparator 1: pearson_mean has n = 3; a Fisher-z interval needs a whole number of "
+                           "at least 4 pairs"),
+    (("value = 77.0", "value = 177.0"), "comparator 2: value = 177.0 is 177, not a percentage in [0, 100]"),
 ])
 def test_a_bad_comparators_file_is_one_line(seeded, capsys, tmp_path, change, message):
     runs, *_ = seeded
@@ -269,3 +276,39 @@ def test_a_model_whose_seeds_hold_different_tasks_gets_its_group_from_the_seeds_
     assert board.loc["gru (3 seeds)", "seeds"] == 3
     assert board.loc["good", "group"] == "best"
     assert board.loc["gru (3 seeds)", "group"] == "below the best"  # noise 1.0 against 0.3 on 350 pairs
+
+def test_the_leaderboard_ranks_runs_among_an_mteb_results_folder(capsys, tmp_path):
+    """Issue 50: the leaderboard refused mteb:PATH ("neither a benchbox run folder nor a folder of runs"); now
+    its models are published rows and every standard run gets a rank among them all, with an approximate
+    interval (stated under the table), and the skipped files are summed up in a few lines. GloVe-BOW on the
+    embedded STS-B test set against the committed sample of the public mteb results repository."""
+    from pathlib import Path
+
+    runs = tmp_path / "runs"
+    run_tasks("glove-bow", ["stsb-cosine"], options=TaskOptions(bootstrap=0), cache=False).save(runs)
+    sample = Path(__file__).parents[1] / "data" / "mteb_results_sample"
+    board = _csv(capsys, str(runs), f"mteb:{sample}", *FAST, "-t", "stsb-cosine")
+    published = board[~board["paired"]]
+    assert len(published) == 4 and published["label"].str.startswith("mteb:").all()
+    ranked = board.dropna(subset=["rank_all"])
+    assert len(ranked) == 5 and ranked["rank_all"].tolist() == [1, 2, 3, 4, 5]  # sorted by the overall score
+    assert ((ranked["rank_all_low"] <= ranked["rank_all"]) & (ranked["rank_all"] <= ranked["rank_all_high"])).all()
+    code, out, err = cli(capsys, "leaderboard", str(runs), f"mteb:{sample}", *FAST, "-t", "stsb-cosine")
+    assert code == 0 and "rank among all [95%, approx.]" in out and "Rank among all (approximate)" in out
+    assert "mteb: 4 model(s) read (6 file(s) converted from mteb's format before 1.11)" in err
+    assert "glove-bow: rank 5 [5–5] among 5 (runs and published rows, approximate 95% interval)" in err
+
+
+def test_published_rows_never_take_a_runs_rank_away(capsys, tmp_path):
+    """Issue 50: runs holding stsb-cosine and sickr-cosine beside paper:merkx2019 (STS12-16 rows) switched the
+    overall score to the semantic group's tasks, which the runs lack: every rank became "—" without a word. The
+    overall score is now over the tasks the runs hold, and a row without one says what it lacks."""
+    runs = tmp_path / "runs"
+    run_tasks("glove-bow", ["stsb-cosine", "sickr-cosine"], options=TaskOptions(bootstrap=0), cache=False).save(runs)
+    board = _csv(capsys, str(runs), "paper:merkx2019/glove-bow", *FAST, "--no-groups")
+    run = board[board["paired"]].iloc[0]
+    assert run["rank"] == 1 and run["overall"] == run["overall"]
+    paper = board[~board["paired"]].iloc[0]
+    assert paper["overall"] != paper["overall"] and paper["no_overall"] == "no stsb-cosine (spearman), sickr-cosine (spearman)"
+    code, out, err = cli(capsys, "leaderboard", str(runs), "paper:merkx2019/glove-bow", *FAST, "--no-groups")
+    assert code == 0 and "— (no stsb-cosine (spearman), sickr-cosine (spearman))" in out
