@@ -8,7 +8,7 @@ A file declares (every key is checked, an unknown one is one line naming the fil
   verdicts in the unit of its values, and ``why`` (where docs/protocols.md argues that margin);
 - ``[[model]]``: what benchbox runs, as a study's ``[[encoder]]`` (:mod:`benchbox.study.schema`): ``encoder`` (a
   registered encoder), ``options``, ``train`` (then the study trains it: ``benchbox train ENCODER``), ``seed``,
-  the ``tasks`` it is evaluated on; ``departures`` from the paper's configuration (always true of this model);
+  the ``tasks`` it is evaluated on and their ``flags`` (the task flags of ``benchbox eval``, e.g. ``features``); ``departures`` from the paper's configuration (always true of this model);
   ``gpu_hours`` (the full-size training on one GPU, shown in the plan) and ``weights`` (where to put pretrained
   weights, when the encoder needs some); a ``[model.fallback]`` (``options``, ``train``, ``departure``) that runs
   when the paper's own configuration cannot (e.g. GloVe 6B 50-d, shipped with benchbox, in place of 840B 300-d);
@@ -20,7 +20,7 @@ A file declares (every key is checked, an unknown one is one line naming the fil
   cell of a table whose numbers benchbox does not carry has no ``published`` and names its row instead: ``row``
   (the paper's name of it), one task in ``tasks``, ``subset`` and ``metric``.
 
-A value ``@data/PATH`` in ``options`` or ``train`` is PATH under the data root the reproduction uses.
+A value ``@data/PATH`` in ``options``, ``train`` or ``flags`` is PATH under the data root the reproduction uses.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ class Model(_Table):
     tasks: Annotated[list[StrictStr], Field(min_length=1)]
     options: dict[str, Scalar] = {}
     train: dict[str, Scalar] | None = None
+    #: task flags of the model's study (``[study]`` table, e.g. ``features`` for retrieval)
+    flags: dict[str, Scalar] = {}
     seed: StrictInt | None = None
     departures: list[StrictStr] = []
     gpu_hours: Annotated[float, Field(ge=0)] = 0.0

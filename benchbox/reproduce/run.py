@@ -58,9 +58,9 @@ def _with_root(values: dict[str, Any], root: Path) -> dict[str, Any]:
 
 
 def study_text(model: Model, options: dict[str, Any], train: dict[str, Any] | None, tasks: list[str],
-               data_dir: str | None) -> str:
-    """The study of one model: its tasks, its data root and its one ``[[encoder]]``."""
-    head = {"tasks": tasks, "jobs": 1, **({"data-dir": data_dir} if data_dir else {})}
+               data_dir: str | None, flags: dict[str, Any]) -> str:
+    """The study of one model: its tasks and their flags, its data root and its one ``[[encoder]]``."""
+    head = {"tasks": tasks, "jobs": 1, **({"data-dir": data_dir} if data_dir else {}), **flags}
     encoder: dict[str, Any] = {"name": model.encoder}
     if options:
         encoder["options"] = options
@@ -109,7 +109,8 @@ def plan_models(paper: Paper, out: Path, data_dir: str | None, overrides: dict[s
         for options, train, departure in tries:
             options = _with_root({**options, **override.get("options", {})}, root)
             train = None if train is None else _with_root({**train, **override.get("train", {})}, root)
-            study_file.write_text(study_text(model, options, train, tasks, data_dir), encoding="utf-8")
+            flags = _with_root(model.flags, root)
+            study_file.write_text(study_text(model, options, train, tasks, data_dir, flags), encoding="utf-8")
             try:
                 load_study(study_file, models_out, check_train=check_train, min_cells=1)
             except BenchboxError as exc:
@@ -122,7 +123,7 @@ def plan_models(paper: Paper, out: Path, data_dir: str | None, overrides: dict[s
         else:
             needs = refusals[0]
             if model.weights:
-                needs += f"; weights: {model.weights}"
+                needs += f"; to get it: {model.weights}"
             if model.gpu_hours:
                 needs += f"; full-size training ≈ {model.gpu_hours:g} GPU-hours"
             plans.append(ModelPlan(model, NEEDS, study_file, models_out, list(model.departures), needs))
