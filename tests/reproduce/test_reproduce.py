@@ -113,3 +113,46 @@ def test_merkx2019_plans_each_model_and_runs_a_trained_char_gru(tmp_path, monkey
     # the STS rows of this tiny run's tasks were not evaluated: said so, not left blank
     assert all("not among the tasks run" in c["words"] for c in cells if c["model"] == "glove-bow")
     _check_against_runs(cells)
+
+
+def _coco_root(root: Path) -> Path:
+    """Karpathy's COCO file with 8 training, 2 validation and 10 test images (tests/vl_models.coco_root's test part)."""
+    from tests.vl_models import caption, coco_root
+
+    coco_root(root, n_images=10)
+    path = root / "coco" / "dataset_coco.json"
+    data = json.loads(path.read_text())
+    for i, split in enumerate(["train"] * 8 + ["val"] * 2):
+        data["images"].append({"filename": f"COCO_train2014_{i:012d}.jpg", "split": split,
+                               "sentences": [{"tokens": caption(100 + i, k).split(), "raw": caption(100 + i, k)}
+                                             for k in range(5)]})
+    path.write_text(json.dumps(data))
+    return root
+
+
+def test_radford2021_scores_clip_zero_shot_where_its_weights_are_put(tmp_path, monkeypatch):
+    from tests.vl_models import save_tiny_clip
+
+    root = _coco_root(tmp_path / "data")
+    monkeypatch.setenv("BENCHBOX_DATA", str(root))
+    plan = runner.invoke(app, ["reproduce", "radford2021", "--out", str(tmp_path / "out"), "--plan"])
+    assert plan.exit_code == 0 and "cannot run here" in plan.output and "hf download" in plan.output
+    save_tiny_clip(root / "models" / "clip-vit-large-patch14-336")  # where the plan says to put the weights
+    cells = _reproduce(tmp_path, "radford2021")["cells"]
+    assert [(c["subset"], c["metric"]) for c in cells] == [(s, m) for s in ("i2t", "t2i") for m in ("r1", "r5", "r10")]
+    assert all(c["run"] for c in cells)
+    _check_against_runs(cells)
+
+
+def test_bordes2019_trains_m_c_and_says_what_m_p_and_m_b_need(tmp_path, monkeypatch):
+    root = _coco_root(tmp_path / "data")
+    monkeypatch.setenv("BENCHBOX_DATA", str(root))
+    override = ('[M_c]\ntrain = { hidden = 4, epochs = 1, cycle-epochs = 1, batch-size = 4, threads = 1 }\n'
+                'tasks = ["sickr-cosine", "sicke"]\n')
+    cells = _reproduce(tmp_path, "bordes2019", override)["cells"]
+    m_c = {c["row"]: c for c in cells if c["model"] == "M_c"}
+    assert m_c["M_c SICK-E"]["verdict"] == "not compared" and m_c["M_c SICK-E"]["value"] is not None
+    assert "not among the tasks run" in m_c["M_c SICK-R"]["words"]
+    others = [c for c in cells if c["model"] in ("M_p", "M_b")]
+    assert len(others) == 6 and all("coco-resnet152.npz" in c["words"] for c in others)
+    _check_against_runs(cells)
