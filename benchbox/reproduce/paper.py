@@ -5,7 +5,8 @@ A file declares (every key is checked, an unknown one is one line naming the fil
 
 - ``[paper]``: ``title`` and ``citation``;
 - ``[[table]]``: a table or figure of the paper (``name``, ``caption``), the equivalence ``margin`` of its
-  verdicts in the unit of its values, and ``why`` (where docs/protocols.md argues that margin);
+  verdicts in the unit of its values, ``why`` (where docs/protocols.md argues that margin) and
+  ``published_intervals`` (true when the paper gives intervals, which then enter the difference's);
 - ``[[model]]``: what benchbox runs, as a study's ``[[encoder]]`` (:mod:`benchbox.study.schema`): ``encoder`` (a
   registered encoder), ``options``, ``train`` (then the study trains it: ``benchbox train ENCODER``), ``seed``,
   the ``tasks`` it is evaluated on and their ``flags`` (the task flags of ``benchbox eval``, e.g. ``features``); ``departures`` from the paper's configuration (always true of this model);
@@ -18,7 +19,8 @@ A file declares (every key is checked, an unknown one is one line naming the fil
   every row of the comparator), ``metric`` (benchbox's metric for the published one, e.g. the hypernym task's
   ``closure-accuracy`` for the paper's transitive-closure row). One entry is one cell per published row. A
   cell of a table whose numbers benchbox does not carry has no ``published`` and names its row instead: ``row``
-  (the paper's name of it), one task in ``tasks``, ``subset`` and ``metric``.
+  (the paper's name of it), one task in ``tasks``, ``subset`` and ``metric``, and the paper's ``value`` where
+  benchbox carries it in no comparator (without one the cell is run and shown, not judged).
 
 A value ``@data/PATH`` in ``options``, ``train`` or ``flags`` is PATH under the data root the reproduction uses.
 """
@@ -54,6 +56,9 @@ class PaperTable(_Table):
     caption: StrictStr
     margin: Annotated[float, Field(gt=0)]
     why: StrictStr
+    #: whether the paper publishes intervals for this table (else its numbers count as exact: a comparator's own
+    #: interval, such as the Wilson interval benchbox attaches to a published accuracy, is not the paper's)
+    published_intervals: StrictBool = False
 
 
 class Fallback(_Table):
@@ -84,9 +89,11 @@ class CellEntry(_Table):
     not_run: StrictStr | None = None
     tasks: list[StrictStr] | None = None
     metric: StrictStr | None = None
-    #: without ``published``: the one row benchbox reports (its task is ``tasks[0]``)
+    #: without ``published``: the one row benchbox reports (its task is ``tasks[0]``) and the paper's number, if
+    #: benchbox carries it in no comparator (cited where it is written, e.g. docs/protocols.md#reference-numbers)
     row: StrictStr | None = None
     subset: StrictStr | None = None
+    value: StrictFloat | StrictInt | None = None
 
 
 class Paper(_Table):

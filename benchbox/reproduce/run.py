@@ -177,10 +177,11 @@ def reproduction_rows(paper: Paper, plans: list[ModelPlan], runs: dict[str, str]
             if entry.tasks:
                 published = published[published["task"].isin(entry.tasks)]
             name = comparator.comparator.model
-            items = [(name, r.task, r.subset, r.metric, entry.metric or r.metric, r.value, r.ci_low, r.ci_high)
-                     for r in published.itertuples()]
+            keep = table.published_intervals
+            items = [(name, r.task, r.subset, r.metric, entry.metric or r.metric, r.value,
+                      r.ci_low if keep else None, r.ci_high if keep else None) for r in published.itertuples()]
         else:
-            items = [(entry.row, entry.tasks[0], entry.subset, entry.metric, entry.metric, None, None, None)]
+            items = [(entry.row, entry.tasks[0], entry.subset, entry.metric, entry.metric, entry.value, None, None)]
         plan = by_label.get(entry.model) if entry.model else None
         for row_name, task, subset, metric, ours_metric, value, low, high in items:
             row: dict[str, Any] = {

@@ -498,11 +498,13 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
     head = f"study {study.path}: {len(finished)} cells done, {len(failed)} failed; "
     if outputs:
         head += (f"wrote {outputs['comparison']}, {outputs['csv']} and {outputs['report']}; ")
-    else:
+    elif len(study.cells) > 1:
         head += "fewer than two cells finished, so no comparison or report was written; "
-    if failed or not outputs:
+    if failed or (not outputs and len(study.cells) > 1):
         return head + (f"next: fix the failed cells (their logs: {study.out / 'cells'}/<cell>/{LOG}) and run "
                        f"`{command}` again (finished cells are not redone)")
+    if not outputs:  # a study of one cell (benchbox reproduce): nothing to compare
+        return head + f"its run is in {study.out / 'cells'}"
     return head + (f"next: read {outputs['report']}; after editing {study.path}, `{command}` runs only the cells "
                    "whose identity changed")
 
