@@ -1,4 +1,4 @@
-"""``benchbox reproduce PAPER``: a paper's table beside benchbox's, with a verdict per cell (docs/reproduce.md;
+"""``benchbox reproduce PAPER``: a paper's table beside benchbox's, with a verdict per cell (docs/study.md#reproducing-a-paper;
 the machinery: :mod:`benchbox.reproduce.run`)."""
 
 from __future__ import annotations
