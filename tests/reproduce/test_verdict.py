@@ -43,3 +43,4 @@ def test_inconclusive_when_the_interval_holds_zero_and_exceeds_the_margin():
     judged = verdict(Difference(0.2, -2.0, 2.4), 1.0)
     assert judged.kind == INCONCLUSIVE and "too wide" in judged.words
     assert verdict(Difference(0.2, math.nan, math.nan), 1.0).kind == INCONCLUSIVE
+
