@@ -204,8 +204,10 @@ def _result(entry: Any, plan: ModelPlan | None, runs: dict[str, str], metrics: d
     if plan.state == NEEDS:
         return {"verdict": "not run", "words": f"not run: needs {plan.needs}"}
     run = runs.get(plan.model.label)
-    if run is None or run.startswith("failed: "):
-        return {"verdict": "not run", "words": f"not run: {run or 'the study did not run'}"}
+    if run is None:
+        return {"verdict": "not run", "words": f"not run yet: {plan.state} (--plan runs nothing)"}
+    if run.startswith("failed: "):
+        return {"verdict": "not run", "words": f"not run: {run}"}
     frame = metrics[plan.model.label]
     found = frame[(frame["task"] == task) & (frame["subset"] == subset) & (frame["metric"] == metric)]
     if found.empty:
