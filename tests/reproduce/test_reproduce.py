@@ -160,3 +160,27 @@ def test_bordes2019_trains_m_c_and_says_what_m_p_and_m_b_need(tmp_path, monkeypa
     others = [c for c in cells if c["model"] in ("M_p", "M_b")]
     assert len(others) == 6 and all("coco-resnet152.npz" in c["words"] for c in others)
     _check_against_runs(cells)
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    from tests.helpers import cli
+
+    code, _, err = cli(capsys, "reproduce", "vendrov2017", "--out", str(tmp_path / "out"))
+    assert code == 2 and "unknown paper 'vendrov2017'" in err and "vendrov2016" in err and len(err.splitlines()) == 1
+    override = tmp_path / "o.toml"
+    override.write_text('[order-embedings]\ntrain = { epochs = 1 }\n')
+    code, _, err = cli(capsys, "reproduce", "vendrov2016", "--plan", "--out", str(tmp_path / "out"),
+                       "--override", str(override))
+    assert code == 2 and "--override names no model of the paper: order-embedings" in err
+    override.write_text('[order-embeddings]\nseed = 1\n')
+    code, _, err = cli(capsys, "reproduce", "vendrov2016", "--plan", "--out", str(tmp_path / "out"),
+                       "--override", str(override))
+    assert code == 2 and "may set train, options and tasks, not 'seed'" in err
+
+
+def test_every_shipped_paper_file_reads():
+    from benchbox.reproduce.paper import paper_names, paper_path, read_paper
+
+    assert paper_names() == ["bordes2019", "conneau2017", "merkx2019", "radford2021", "vendrov2016"]
+    for name in paper_names():
+        read_paper(paper_path(name))
