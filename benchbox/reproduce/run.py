@@ -114,7 +114,7 @@ def plan_models(paper: Paper, out: Path, data_dir: str | None, overrides: dict[s
             try:
                 load_study(study_file, models_out, check_train=check_train, min_cells=1)
             except BenchboxError as exc:
-                refusals.append(str(exc).replace(f"{study_file}: ", ""))
+                refusals.append(str(exc).replace(f"{study_file}: ", "").replace("[[encoder]] 1 ", ""))
                 continue
             departures = [*model.departures, *([departure] if departure else []),
                           *_override_words(model.label, override)]
