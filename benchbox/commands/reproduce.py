@@ -56,7 +56,11 @@ def reproduce_command(
     out.print(f"{spec.paper.citation}: {spec.paper.title}", highlight=False, soft_wrap=True, markup=False)
     for line in lines:
         out.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
-    runs = {} if plan_only else run_models(plans, log=log, ray_address=ray, live=err.is_terminal and not quiet)
+    runs, stopped = ({}, None) if plan_only else run_models(plans, log=log, ray_address=ray,
+                                                             live=err.is_terminal and not quiet)
+    if stopped is not None:  # as `benchbox study`: 130 or 143, and the same command resumes
+        log(f"stopped; run the same command again to resume ({folder})")
+        raise typer.Exit(128 + stopped)
     rows = reproduction_rows(spec, plans, runs)
     from rich.table import Table
     from rich.text import Text
@@ -69,6 +73,8 @@ def reproduce_command(
         return
     paths = write_reports(folder, spec.paper.title, spec.paper.citation, lines, rows, paper)
     out.print(f"wrote {paths['json']}, {paths['markdown']} and {paths['html']}", highlight=False, soft_wrap=True)
+    if any(run.startswith("failed: ") for run in runs.values()):
+        raise typer.Exit(1)  # a model's cell failed: its cells say so, with its log
 
 
 def register(app: typer.Typer) -> None:

@@ -131,9 +131,10 @@ def plan_models(paper: Paper, out: Path, data_dir: str | None, overrides: dict[s
 
 
 def run_models(plans: list[ModelPlan], *, log: Callable[[str], None], ray_address: str | None = None,
-               live: bool = False) -> dict[str, str]:
-    """Run the study of every model that can run here; returns model label → its evaluation run folder, and,
-    for a model whose cell failed, label → ``"failed: ..."``."""
+               live: bool = False) -> tuple[dict[str, str], int | None]:
+    """Run the study of every model that can run here; returns model label → its evaluation run folder (for a
+    model whose cell failed, ``"failed: ..."``), and the signal that stopped the studies (None: none did; the
+    models after it are not started, and running the command again resumes)."""
     from benchbox.study.cells import cell_folder, read_done
     from benchbox.study.run import load_study, run_study
     from benchbox.study.train import check_train
@@ -145,7 +146,7 @@ def run_models(plans: list[ModelPlan], *, log: Callable[[str], None], ray_addres
         study = load_study(plan.study_file, plan.out, check_train=check_train, min_cells=1)
         result = run_study(study, log=log, ray_address=ray_address, live=live)
         if result["interrupted"] is not None:
-            raise KeyboardInterrupt
+            return runs, result["interrupted"]
         for cell in study.cells:
             done, _ = read_done(cell_folder(study.out, cell.name))
             if done is not None:
@@ -153,7 +154,7 @@ def run_models(plans: list[ModelPlan], *, log: Callable[[str], None], ray_addres
             else:
                 reason = result["failed"].get(cell.name, "did not finish").splitlines()[0]
                 runs[plan.model.label] = f"failed: {reason} (log: {cell_folder(study.out, cell.name) / 'log.txt'})"
-    return runs
+    return runs, None
 
 
 def _nan(value: Any) -> float:
