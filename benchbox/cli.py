@@ -40,6 +40,7 @@ from typing import Annotated, Optional  # noqa: E402
 import typer  # noqa: E402
 
 from benchbox.commands import cache, compare, core, data, describe, export, features, neighbours, report, runs, study, train_cell, train_char_rnn, train_infersent, train_order_wordnet  # noqa: E402
+from benchbox.commands import reproduce  # noqa: E402
 from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
 from benchbox.errors import BenchboxError  # noqa: E402
 from benchbox.include import include_file  # noqa: E402
@@ -90,6 +91,7 @@ features.register(app)
 cache.register(app)
 neighbours.register(app)
 study.register(app)
+reproduce.register(app)
 runs.register(app)
 train_char_rnn.register(train_app)
 train_infersent.register(train_app)

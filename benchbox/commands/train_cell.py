@@ -4,14 +4,16 @@ folder (:class:`benchbox.study.train.TrainSpec`, checked when the study was load
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from benchbox.commands import train_char_rnn, train_infersent
+from benchbox.commands import train_char_rnn, train_infersent, train_order_wordnet
 from benchbox.study.train import TrainSpec
 from benchbox.training.config import TrainConfig
+from benchbox.training.order_wordnet_config import OrderWordNetConfig
 
 
 def train_cell(spec_file: Annotated[Path, typer.Argument(help="A cell's training spec (train.json).")]) -> None:
@@ -20,6 +22,8 @@ def train_cell(spec_file: Annotated[Path, typer.Argument(help="A cell's training
     out = Path(spec.out) if spec.out else None
     if isinstance(spec.config, TrainConfig):
         train_char_rnn.train(spec.config, out, label=spec.label)
+    elif isinstance(spec.config, OrderWordNetConfig):
+        train_order_wordnet.train(asdict(spec.config), spec.threads, out, spec.label, False)
     else:
         train_infersent.train(spec.config, out, label=spec.label, threads=spec.threads)
 

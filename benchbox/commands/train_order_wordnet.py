@@ -23,7 +23,7 @@ OWN = [own_option("threads", THREADS),
        own_option("quiet", QUIET, False)]
 
 
-def _run(fields: dict[str, Any], threads: int | None, out_dir: Path | None, name: str | None, quiet: bool) -> None:
+def train(fields: dict[str, Any], threads: int | None, out_dir: Path | None, name: str | None, quiet: bool) -> None:
     from benchbox.training.order_wordnet import OrderWordNetTrainer
 
     set_quiet(quiet)
@@ -40,7 +40,7 @@ def _run(fields: dict[str, Any], threads: int | None, out_dir: Path | None, name
 
 
 train_order_wordnet = train_command(
-    OrderWordNetConfig, _run, OWN,
+    OrderWordNetConfig, train, OWN,
     "Train order embeddings of WordNet's noun synsets (Vendrov et al. 2016) and score hypernym prediction; prints "
     "the run folder (`benchbox eval RUN --task hypernym`).")
 

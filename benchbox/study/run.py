@@ -132,11 +132,12 @@ def _option_text(value: Scalar) -> str:
 
 def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                check_train: Callable[[str, dict[str, Scalar], str | None], None] | None = None,
-               build: bool = False) -> Study:
+               build: bool = False, min_cells: int = 2) -> Study:
     """Read and check a study file (module docstring); nothing is created. ``check_train(encoder, options,
     data_dir)`` checks a ``train`` table and the data its training reads (the command line gives
     :func:`benchbox.study.train.check_train`); ``build``: also build every encoder evaluated as it is (``--check``,
-    :func:`benchbox.study.opens.build_encoders`)."""
+    :func:`benchbox.study.opens.build_encoders`); ``min_cells``: the fewest cells the study may have (a
+    comparison needs two; ``benchbox reproduce`` runs each of a paper's models as a study of its own)."""
     from benchbox.threads import cpu_count
 
     path = Path(path)
@@ -174,7 +175,7 @@ def load_study(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                                     "encoder, options, seed and training): drop one")
             cells.append(Cell(name, entry.name, seed, dict(entry.train or {}), options, group=group,
                               seed_option=seed_option if seed is not None else None, entry=i, key=key))
-    if len(cells) < 2:
+    if len(cells) < min_cells:
         raise BenchboxError(f"{path}: declare at least two encoders ([[encoder]] tables) to compare")
     head = spec.study
     out_dir = Path(out) if out else beside(path, head.out or path.stem)
@@ -497,11 +498,13 @@ def _final_line(study: Study, finished: dict[str, str], failed: dict[str, str], 
     head = f"study {study.path}: {len(finished)} cells done, {len(failed)} failed; "
     if outputs:
         head += (f"wrote {outputs['comparison']}, {outputs['csv']} and {outputs['report']}; ")
-    else:
+    elif len(study.cells) > 1:
         head += "fewer than two cells finished, so no comparison or report was written; "
-    if failed or not outputs:
+    if failed or (not outputs and len(study.cells) > 1):
         return head + (f"next: fix the failed cells (their logs: {study.out / 'cells'}/<cell>/{LOG}) and run "
                        f"`{command}` again (finished cells are not redone)")
+    if not outputs:  # a study of one cell (benchbox reproduce): nothing to compare
+        return head + f"its run is in {study.out / 'cells'}"
     return head + (f"next: read {outputs['report']}; after editing {study.path}, `{command}` runs only the cells "
                    "whose identity changed")
 

@@ -4,7 +4,8 @@
 
 A ``train`` table holds the options of ``benchbox train NAME`` without ``--``: the declared fields of the
 encoder's configuration (:data:`CONFIGS`: a char-RNN's :class:`~benchbox.training.config.TrainConfig`,
-InferSent's :class:`~benchbox.training.nli_config.NLIConfig`) and the command's own ``name`` and ``threads``
+InferSent's :class:`~benchbox.training.nli_config.NLIConfig`, order embeddings'
+:class:`~benchbox.training.order_wordnet_config.OrderWordNetConfig`) and the command's own ``name`` and ``threads``
 (:data:`COMMAND_OPTIONS`); the study sets the seed, the data root and the run folder itself
 (:data:`benchbox.study.schema.RESERVED_TRAIN`). Each value is typed and checked as the command line checks it,
 the configuration is built (its checks across options), and a char-RNN's data is looked for under the study's
@@ -26,10 +27,12 @@ from benchbox.study.schema import RESERVED_TRAIN
 from benchbox.suggest import did_you_mean
 from benchbox.training.config import TrainConfig
 from benchbox.training.nli_config import NLIConfig
+from benchbox.training.order_wordnet_config import OrderWordNetConfig
 from benchbox.training.train_options import Declared, TrainOption, config_from_spec, declared
 
 #: the configuration class of each encoder a ``train`` table can train
-CONFIGS: dict[str, type] = {**{name: TrainConfig for name in ARCHITECTURES}, "infersent": NLIConfig}
+CONFIGS: dict[str, type] = {**{name: TrainConfig for name in ARCHITECTURES}, "infersent": NLIConfig,
+                             "order-wordnet": OrderWordNetConfig}
 #: the options of the ``train`` commands that are not configuration fields (a field of the same flag wins)
 COMMAND_OPTIONS = {"name": Declared("label", "name", str | None, None, TrainOption(check_value=check_label)),
                    "threads": Declared("threads", "threads", int | None, None, TrainOption(low=1))}

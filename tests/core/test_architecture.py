@@ -36,7 +36,7 @@ LAYERS = {
     "benchbox.training": 6, "benchbox.evaluation": 6, "benchbox.reuse": 6, "benchbox.comparison": 6,
     "benchbox.include": 6, "benchbox.testing": 6, "benchbox.results": 6, "benchbox.neighbours": 6,
     # 7 presentation and studies
-    "benchbox.reports": 7, "benchbox.tables": 7, "benchbox.study": 7,
+    "benchbox.reports": 7, "benchbox.tables": 7, "benchbox.study": 7, "benchbox.reproduce": 7,
     # 8 interface
     "benchbox.commands": 8, "benchbox.cli": 8, "benchbox.__main__": 8, "benchbox": 8,
 }
