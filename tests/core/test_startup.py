@@ -35,7 +35,8 @@ def heavy_imports(*args: str) -> list[str]:
 
 @pytest.mark.parametrize("args", [("--help",), ("list",), ("list", "tasks"), ("describe", "stsb"),
                                   ("describe", "sts12"), ("eval", "--help"), ("compare", "--help"),
-                                  ("eval", "--no-such-option")])
+                                  ("eval", "--no-such-option"), ("reproduce", "--help"),
+                                  ("leaderboard", "--help"), ("study", "--help")])
 def test_the_command_line_starts_without_heavy_libraries(args):
     assert heavy_imports(*args) == []
 
