@@ -315,9 +315,10 @@ class Correlation(PairedKind):
         year's subsets): Steiger's Z at the worst case over the unknown r(A, B)."""
         from benchbox import stats
 
-        if spec.name not in ("pearson", "pearson_pooled") or int(value_a["n"]) != int(value_b["n"]) or int(value_a["n"]) <= 3:
+        n = int(value_a["n"])
+        if spec.name not in ("pearson", "pearson_pooled") or n != int(value_b["n"]) or n <= 3:
             return None
-        z, p, low, high = stats.unknown_r_ab_test(float(value_a["value"]), float(value_b["value"]), int(value_a["n"]))
+        z, p, low, high = stats.unknown_r_ab_test(float(value_a["value"]), float(value_b["value"]), n)
         return RowTest("steiger-worst-case", z, p, (low, high), approximate=True)
 
     def scale(self, metric: str) -> str | None:
