@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from benchbox.errors import BenchboxError
+from benchbox.storage.atomic import file_kind
 
 #: the largest published-numbers file read (a comparators TOML/CSV, an mteb task result): the largest STS result
 #: in the public mteb results repository is under 10 KiB, a comparators file of a thousand rows under 1 MiB
@@ -30,7 +31,7 @@ def read_small_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     except OSError as exc:
         raise BenchboxError(f"{path}: cannot read it ({exc.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise BenchboxError(f"{path} is not a regular file (a device, FIFO or socket); give a file of published "
+        raise BenchboxError(f"{path} is {file_kind(info.st_mode)}, not a regular file; give a file of published "
                             "numbers")
     if info.st_size > limit:
         raise BenchboxError(f"{path} is {info.st_size:,} bytes, over the {limit:,}-byte limit of a published-"
