@@ -49,23 +49,31 @@ def recorded_options(options: TaskOptions) -> dict:
 def data_unchanged(checksums: dict[str, str], data: DataRoot, task: Task) -> bool:
     """True when ``task`` reads the same data now as the run recorded (``{label: sha256}``,
     :meth:`DataRoot.label`), by content: a data-root file is where the data root finds it now (embedded fallback
-    included) with the same sha256, a file outside the data root (labelled by its absolute path) is there with the
-    same sha256; a file of a package folder (a task file included with ``--include``,
+    included) with the same sha256; a file of a package folder (a task file included with ``--include``,
     recorded by its resolved path, or by a path relative to the folder the run was made in before) has the sha256
     of one of the files the task reads from its package folder now — so a moved or relatively named copy of the
-    same file is the same data, and an edited one is not."""
+    same file is the same data, and an edited one is not; a task without package files that reads a file outside
+    the data root (the hypernym task's WordNet, labelled by its absolute path, which the task's options name) reads
+    the same data while that file is there with the same sha256."""
     packaged: set[str] | None = None
     for label, sha256 in checksums.items():
         relpath = label.removeprefix(EMBEDDED_PREFIX)
-        path = Path(relpath)  # a file outside the data root (the hypernym task's WordNet) is labelled by its path
-        found = (path if path.is_file() else None) if path.is_absolute() else data.locate(relpath)
+        found = None if Path(relpath).is_absolute() else data.locate(relpath)
         if found is not None and data.checksum(found) == sha256:
             continue
         if packaged is None:
             packaged = package_checksums(task, data)
-        if sha256 not in packaged:
+        if sha256 in packaged:
+            continue
+        outside = Path(relpath)
+        if not (outside.is_absolute() and not _reads_package_files(task) and outside.is_file()
+                and data.checksum(outside) == sha256):
             return False
     return True
+
+
+def _reads_package_files(task: Task) -> bool:
+    return any(isinstance(f, DataFile) and f.package_dir is not None for f in task.data_files)
 
 
 def package_checksums(task: Task, data: DataRoot) -> set[str]:
