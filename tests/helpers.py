@@ -170,8 +170,11 @@ AS_NOBODY = textwrap.dedent(f"""
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if not info.name.startswith(("benchbox.__main__", "benchbox.encoders")):
                 importlib.import_module(info.name)
+    # and what benchbox imports at first use (benchbox.lazy, functions' own imports): joblib's loky needs
+    # multiprocessing.synchronize, which this sandbox's nobody cannot load
     for module in ("benchbox.encoders.glove_bow", "scipy.stats", "torch", "gensim.models", "h5py",
-                   "matplotlib.pyplot", "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii"):
+                   "matplotlib.pyplot", "encodings.latin_1", "encodings.utf_8_sig", "encodings.ascii", "pandas",
+                   "joblib", "threadpoolctl", "sklearn.linear_model"):
         importlib.import_module(module)
     from benchbox.data.root import known_files
     known_files()  # the package's data manifest, read once and kept
