@@ -45,7 +45,7 @@ from benchbox.task_contract.paired_tests import KINDS, PairedKind
 from benchbox.comparison.claim_items import correlation_claim
 from benchbox.stats import seeds
 from benchbox.stats.claim_test import MAX_GROUP_SHARE, MIN_GROUPS, pooled_claim
-from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, pool_effects
+from benchbox.stats.pooling import EXACT_VARIANCE, SIGN_FLIP_BELOW_DF, exact_rows_weighed, pool_effects
 
 if TYPE_CHECKING:
     from benchbox.comparison.sources import Source
@@ -135,7 +135,8 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
     # rows of published numbers have no effect (None): the columns are then objects
     rows = rows.assign(effect=pd.to_numeric(rows["effect"], errors="coerce"),
                        effect_var=pd.to_numeric(rows["effect_var"], errors="coerce"))
-    rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & (rows["effect_var"] > 0)]
+    exact = (rows["effect"] == 0) & (rows["effect_var"].abs() <= EXACT_VARIANCE)  # identical scores: exact_rows_weighed
+    rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & ((rows["effect_var"] > 0) | exact)]
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
     pairs = rows.groupby(keys, sort=False)["model_a"].size()
@@ -145,6 +146,9 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
         return None
     per_row = rows.groupby(keys, sort=False).agg(effect=("effect", "mean"), var=("effect_var", "mean"),
                                                  diff=("diff", "mean"), cluster=("cluster", "first"))
+    per_row["var"] = exact_rows_weighed(per_row["effect"], per_row["var"])
+    if not np.isfinite(per_row["var"]).all():
+        return None  # identical scores on every row
     clusters = per_row["cluster"].astype(str).tolist()  # shared items (benchbox.comparison.pairing)
     if len(set(clusters)) < 2:
         return None  # e.g. the two directions of one retrieval task: one item set, nothing to pool over

@@ -187,6 +187,26 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
                         method, robust, float(df), kind)
 
 
+#: a row's sampling variance at most this (in absolute value) with its effect exactly 0 is a row measured without
+#: error: Fisher z rows of identical scores get (2 − 2c)/(n − 3) with c = 1 up to rounding, a few ulps of 1 (about
+#: 1e-17 or below 0); a genuine variance this small needs r(a, b) within 1e-12 of 1
+EXACT_VARIANCE = 1e-12
+
+
+def exact_rows_weighed(effects, variances) -> np.ndarray:
+    """``variances`` with each row measured without error (effect exactly 0, variance within
+    :data:`EXACT_VARIANCE` of 0: two models whose per-item scores are identical) given the smallest variance of the
+    measured rows: such a row joins the pooled analysis with zero effect and the weight of the claim's most precise
+    measured row. Its own inverse-variance weight would be unbounded, making every claim that includes it "no
+    difference" whatever the other rows say; left out (before issue 50), the rows that differ lost a row to pool
+    with, and often their claim. NaN for every row when none was measured with error (nothing to weigh by)."""
+    y, v = np.asarray(effects, dtype=float), np.asarray(variances, dtype=float).copy()
+    exact = (y == 0) & (np.abs(v) <= EXACT_VARIANCE)
+    measured = v[~exact]
+    v[exact] = measured.min() if measured.size else np.nan
+    return v
+
+
 def between_row_variance(effects, variances, method: str = "dl") -> np.ndarray:
     """τ² of the random-effects model for many sets of row effects at once: ``effects`` [..., k], one set per
     leading index, all with the rows' sampling ``variances`` [k]; truncated at 0 (as :func:`pool_effects`).

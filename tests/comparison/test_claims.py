@@ -261,3 +261,58 @@ def test_a_claim_over_rows_without_sentences_has_a_group_per_item(tmp_path):
     claims = compare(paths, runs_dir=tmp_path).claims
     claim = claims[claims["kind"] == "correlation"].iloc[0]
     assert claim["groups"] == 120 and claim["variance"] == "jackknife" and claim["p_claim"] < 0.05
+
+
+def _runs_equal_on_one_subset(tmp_path):
+    """Two models scoring the items of subset s0 identically and s1 differently (one sharp, one blurred): the
+    glove-bow lowercase on/off case of issue 50 (identical on STS-B, different on SICK-R)."""
+    from benchbox.storage.runs import write_run
+
+    rng = np.random.default_rng(4)  # s0's variance rounds to −5.8e-18 here: the old rule dropped the row
+    gold = {s: rng.standard_normal(80) for s in ("s0", "s1")}
+    shared = gold["s0"] + 0.8 * rng.standard_normal(80)
+    paths, effects = [], {}
+    for name, noise in (("sharp", 0.4), ("blurred", 1.6)):
+        frames, metrics = [], []
+        for subset, g in gold.items():
+            score = shared if subset == "s0" else g + noise * rng.standard_normal(80)
+            frames.append(pd.DataFrame({"subset": subset, "item": np.arange(80), "gold": g, "score": score}))
+            r = float(np.corrcoef(g, score)[0, 1])
+            effects[name, subset] = np.arctanh(r)
+            metrics.append({"task": "objects", "subset": subset, "metric": "pearson", "value": r, "n": 80})
+        manifest = {"kind": "eval", "encoder": {"name": name, "fingerprint": f"{name}-fp", "config": {}, "dim": 4},
+                    "options": {"seed": 1111}, "tasks": {}}
+        paths.append(str(write_run(tmp_path / "runs", name, manifest, pd.DataFrame(metrics),
+                                   {"objects": pd.concat(frames, ignore_index=True)})))
+    return paths, effects
+
+
+def test_a_row_with_identical_scores_joins_the_claim_with_zero_effect(tmp_path):
+    """Issue 50: a row whose two models score every item identically (Δz = 0, variance 0) used to drop out of the
+    claim, leaving one row and no claim. It now joins with zero effect and the weight of the most precise measured
+    row (benchbox.stats.pooling.exact_rows_weighed): with two rows the weights are equal, so the claim's estimate
+    is half the other row's Δz (to rounding: a weighted mean of two doubles)."""
+    paths, effects = _runs_equal_on_one_subset(tmp_path)
+    result = compare(paths, runs_dir=tmp_path)
+    table = result.table.set_index("subset")
+    assert table.loc["s0", "effect"] == 0 and abs(table.loc["s0", "effect_var"]) < 1e-15  # (2 − 2c)/(n − 3), c = 1
+    claims = result.claims[result.claims["kind"] == "correlation"]
+    assert len(claims) == 1
+    claim = claims.iloc[0]
+    delta = effects["sharp", "s1"] - effects["blurred", "s1"]
+    sign = 1 if claim["model_a"] == "sharp" else -1
+    assert claim["rows"] == 2 and claim["estimate"] == pytest.approx(sign * delta / 2, rel=1e-12)
+    assert claim["p_claim"] < 0.05 and claim["verdict"] == ("better" if sign == 1 else "worse")
+
+
+def test_identical_scores_on_one_row_still_place_the_worse_model_below_the_best(tmp_path, capsys):
+    """Issue 50: the leaderboard called the worse model "no claim" (the claim had vanished with the zero-variance
+    row); it now says what the claim says."""
+    from tests.helpers import cli
+
+    paths, _ = _runs_equal_on_one_subset(tmp_path)
+    code, out, err = cli(capsys, "leaderboard", str(tmp_path / "runs"), "--resamples", "60", "--group", "all",
+                         "--csv", "-")
+    assert code == 0, err
+    board = pd.read_csv(__import__("io").StringIO(out)).set_index("label")
+    assert board.loc["sharp", "group"] == "best" and board.loc["blurred", "group"] == "below the best"

@@ -246,3 +246,18 @@ def test_power_for_a_pooled_delta_r_of_003():
     assert single["pooled"] >= 0.8, single
     seeded = _simulate(300, 3, 0.03, 0.01, 0.02, seed=4)
     assert seeded["claim"] >= 0.8, seeded
+
+
+@pytest.mark.parametrize("rounded", [0.0, -5.767392335715099e-18, 1.7302177007145296e-17])
+def test_a_row_measured_without_error_weighs_as_the_most_precise_measured_row(rounded):
+    """Issue 50: Fisher z rows of identical scores have variance (2 − 2c)/(n − 3) with c = 1 up to rounding: 0, a
+    few ulps below 0 (the row was dropped) or above (its weight 1/v was unbounded and the pooled effect 0 whatever
+    the other rows said). Each becomes the smallest measured variance; a zero effect with a real variance and a
+    non-zero effect are left as they are."""
+    from benchbox.stats.pooling import exact_rows_weighed
+
+    effects, variances = [0.0, 0.2, -0.1, 0.0], [rounded, 0.01, 0.004, 0.02]
+    assert exact_rows_weighed(effects, variances).tolist() == [0.004, 0.01, 0.004, 0.02]
+    pooled = pool_effects(effects, exact_rows_weighed(effects, variances))
+    assert pooled.tau2 > 0 and abs(pooled.estimate) > 1e-3  # the other rows still speak
+    assert np.isnan(exact_rows_weighed([0.0, 0.0], [rounded, 0.0])).all()  # nothing measured with error
