@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchbox.stats import ranking
+from benchbox.comparison.published_draws import common_factor, published_draws
 from benchbox.comparison.resampled_scores import PER_SUBSET, resampled_score, strata_and_clusters
 from benchbox.comparison.sources import Source, known_tasks, seed_groups
 from benchbox.errors import BenchboxError
@@ -200,12 +201,21 @@ class Settings:
     def __post_init__(self) -> None:
         require_resamples(RESAMPLES_OPTION, self.n_boot)
 
-    def require_memory(self, n_items: int) -> None:
-        """Refuse, before any draw, replicates that cannot fit for a task of ``n_items`` items: each replicate
-        holds a weight per item and the paired bootstrap's temporaries (as compare's, per cell)."""
-        from benchbox.stats.resampling import require_bootstrap_memory
+    def require_memory(self, n_items: int, rows: int, tasks: int) -> None:
+        """Refuse, before any draw, replicates that cannot fit: per replicate, the largest task's bootstrap of
+        ``n_items`` items (a weight per item and the paired bootstrap's temporaries, as compare's per cell) and,
+        for each of ``rows`` rows (runs and published numbers), a draw per task of ``tasks`` and the stacked
+        overall draws, their ranks and the rank quantiles' copy (:data:`RANK_BYTES`)."""
+        from benchbox.stats.resampling import BOOTSTRAP_BYTES_PER_CELL
 
-        require_bootstrap_memory(self.n_boot, n_items, option=RESAMPLES_OPTION)
+        require_resamples(RESAMPLES_OPTION, self.n_boot,
+                          BOOTSTRAP_BYTES_PER_CELL * n_items + 8 * rows * (tasks + RANK_BYTES // 8),
+                          f"a bootstrap of {n_items} items, {BOOTSTRAP_BYTES_PER_CELL} bytes per item, and the draws "
+                          f"of {rows} rows on {tasks} tasks")
+
+
+#: bytes per row and replicate beyond its task draws: the overall draw, its rank and the quantiles' sorted copy
+RANK_BYTES = 24
 
 
 @dataclass
@@ -352,8 +362,9 @@ class Board:
                 "claim against the best (compare's claim test, Holm over the claims) is not significant at 5%. "
                 "Unpaired rows are published numbers: no items, so no rank, Borda or claim."
                 + (" Rank among all (approximate): the standard runs and the published rows ranked together, the "
-                   "runs' replicates as above, each published number's drawn independently from its 95% interval "
-                   "(normal on Fisher's z for correlations); coverage measured in docs/benchmarks.md."
+                   "runs' replicates as above, each published number's drawn from its 95% interval (normal on Fisher's "
+                   "z for correlations, sharing one factor per task with the other rows scored on the same items, "
+                   "Steiger's covariance at r(a, b) = r²); coverage measured in docs/benchmarks.md."
                    if self.among_all else ""))
 
 
@@ -385,7 +396,7 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
         overall_tasks = list(held)
     largest = max((int(s.metrics.loc[s.metrics["task"] == t, "n"].fillna(0).max()) for s in sources if s.run is not None
                    for t in shown if (s.metrics["task"] == t).any()), default=0)
-    settings.require_memory(largest)
+    settings.require_memory(largest, len(models), len(shown))
     rng = np.random.default_rng(settings.seed)
     weights_rng, seed_rng = (np.random.default_rng(s) for s in rng.integers(0, 2**32, size=2))
     columns, cells, draws = [], {}, {}
@@ -429,7 +440,7 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
             overall_draws.update(found)
         if groups and protocol != PUBLISHED:
             _groups(frame, [models[i] for i in members], members, overall_tasks, settings)
-    among_all = rank_among_published(frame, models, overall_draws, scaled, specs, settings)
+    among_all = rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings)
     if among_all:  # the answer to "where does my model stand among every published one", whatever the table's length
         ranked = frame[frame["paired"] & frame["rank_all"].notna()]
         total = int(frame["rank_all"].notna().sum())
@@ -440,58 +451,42 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
     return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, among_all)
 
 
-#: the level of a published number's interval (Fisher-z and Wilson 95% intervals; papers' 95%)
-PUBLISHED_LEVEL = 0.95
 #: the columns of the rank among the standard runs and the published rows together (:func:`rank_among_published`)
 AMONG_ALL = ("rank_all", "rank_all_low", "rank_all_high")
 
 
-def published_draws(value: float, low: float, high: float, unit: str, n_boot: int,
-                    rng: np.random.Generator) -> np.ndarray | None:
-    """[n_boot] replicates of a published number from its 95% interval, drawn independently: a correlation (unit
-    r) on Fisher's z scale, ``tanh(atanh(r) + se·N(0, 1))`` with se = (atanh(high) − atanh(low)) / (2·z₉₇.₅) (its
-    Fisher-z interval's own se, 1/√(n − 3), Spearman's × √1.06); any other unit on its own scale, se = (high −
-    low) / (2·z₉₇.₅). None without an interval."""
-    from benchbox.stats.intervals import z_quantile
-
-    if not (np.isfinite(low) and np.isfinite(high)) or high < low:
-        return None
-    z95 = z_quantile(PUBLISHED_LEVEL)
-    noise = rng.standard_normal(n_boot)
-    if unit == "r":
-        clip = 1 - 1e-12
-        zl, zv, zh = np.arctanh(np.clip([low, value, high], -clip, clip))
-        return np.tanh(zv + (zh - zl) / (2 * z95) * noise)
-    return value + (high - low) / (2 * z95) * noise
-
-
 def rank_among_published(frame: pd.DataFrame, models: list[Model], overall_draws: dict[int, np.ndarray],
-                         scaled: list[str], specs: dict[str, Any], settings: Settings) -> bool:
+                         draws: dict[str, dict[str, np.ndarray]], scaled: list[str], specs: dict[str, Any],
+                         settings: Settings) -> bool:
     """The rank of every standard run and published row among them all, with an approximate 95% interval, in
     place (columns :data:`AMONG_ALL`); whether there was one to give. The runs' replicates are their overall
-    scores' joint paired bootstrap draws; a published row has no items, so its replicates are independent normal
-    draws of each task's number from its interval (:func:`published_draws`), averaged as its overall score is.
-    Approximate: a published model's error is taken independent of the runs' (no shared items to pair them on),
-    and normal on the Fisher-z scale; its coverage is measured by benchmarks/bench_published_ranks.py
-    (docs/benchmarks.md). Rows without an overall score or an interval get none."""
+    scores' joint paired bootstrap draws (``overall_draws``: row → [n_boot]; ``draws``: task → model → its task
+    replicates); a published row has no items, so its replicates are normal draws of each task's number from its
+    interval that share the task's items with the other rows through one common factor tied to the runs'
+    replicates (:mod:`benchbox.comparison.published_draws`), averaged as its overall score is. Approximate: its
+    coverage is measured by benchmarks/bench_published_ranks.py (docs/benchmarks.md). Rows without an overall
+    score or an interval get none."""
     for name in AMONG_ALL:
         frame[name] = np.nan
     rng = np.random.default_rng([settings.seed, 50])  # its own stream: the runs' replicates are left as they are
+    runs = [(models[i].name, i) for i in overall_draws]
+    common = {t: common_factor([(draws[t][name], frame.loc[i, t]) for name, i in runs if name in draws.get(t, {})],
+                               specs[t].unit, settings.n_boot, rng) for t in scaled}
     published: dict[int, np.ndarray] = {}
     for i, model in enumerate(models):
         if not model.unpaired or not np.isfinite(frame.loc[i, "overall"]):
             continue
         found = [published_draws(frame.loc[i, t], frame.loc[i, f"{t}_low"], frame.loc[i, f"{t}_high"],
-                                 specs[t].unit, settings.n_boot, rng) for t in scaled]
+                                 specs[t].unit, settings.n_boot, rng, common[t]) for t in scaled]
         if all(d is not None for d in found):
             published[i] = np.mean([d * COMMON_SCALE[specs[t].unit] for d, t in zip(found, scaled)], axis=0)
     if not published or not overall_draws:
         return False
     rows = list(overall_draws) + list(published)
-    draws = np.stack([overall_draws[i] for i in overall_draws] + [published[i] for i in published], axis=1)
+    stacked = np.stack([overall_draws[i] for i in overall_draws] + [published[i] for i in published], axis=1)
     frame.loc[rows, "rank_all"] = ranking.ranks(frame.loc[rows, "overall"].to_numpy(float))
     frame.loc[rows, "rank_all_low"], frame.loc[rows, "rank_all_high"] = ranking.rank_intervals(
-        ranking.ranks(draws), settings.level)
+        ranking.ranks(stacked), settings.level)
     return True
 
 

@@ -68,8 +68,9 @@ def williams_test(r_ga, r_gb, r_ab, n):
     return as_scalars(t, p)
 
 
-def _steiger_cov(r_pooled: np.ndarray, r_ab: np.ndarray) -> np.ndarray:
-    """Steiger's (1980, eq. 11 with eq. 14) covariance of the two Fisher z's under H0, with the pooled r."""
+def steiger_covariance(r_pooled: np.ndarray, r_ab: np.ndarray) -> np.ndarray:
+    """Steiger's (1980, eq. 11 with eq. 14) covariance of the two Fisher z's of r(g, a) and r(g, b) (in units of
+    1/(n − 3): their correlation) under H0, at the pooled r and r(a, b)."""
     rp2 = r_pooled**2
     return (r_ab * (1 - 2 * rp2) - 0.5 * rp2 * (1 - 2 * rp2 - r_ab**2)) / (1 - rp2) ** 2
 
@@ -91,7 +92,7 @@ def steiger_test(r_ga, r_gb, r_ab, n):
     Vectorised; returns ``(z, p)``.
     """
     r_ga, r_gb, r_ab, n = _dependent_args(r_ga, r_gb, r_ab, n)
-    return as_scalars(*_steiger_z(r_ga, r_gb, _steiger_cov((r_ga + r_gb) / 2, r_ab), n))
+    return as_scalars(*_steiger_z(r_ga, r_gb, steiger_covariance((r_ga + r_gb) / 2, r_ab), n))
 
 
 def _zou_interval(r_ga, r_gb, c, n, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +129,7 @@ def fisher_z_difference(r_ga, r_gb, r_ab, n):
     :func:`steiger_test`, so z = diff / √var is Steiger's Z. The common scale on which
     :mod:`benchbox.stats.pooling` pools correlation rows. Vectorised; returns ``(diff, var)``."""
     r_ga, r_gb, r_ab, n = _dependent_args(r_ga, r_gb, r_ab, n)
-    cov = _steiger_cov((r_ga + r_gb) / 2, r_ab)
+    cov = steiger_covariance((r_ga + r_gb) / 2, r_ab)
     with np.errstate(divide="ignore", invalid="ignore"):
         diff = np.arctanh(np.clip(r_ga, -1 + 1e-12, 1 - 1e-12)) - np.arctanh(np.clip(r_gb, -1 + 1e-12, 1 - 1e-12))
     return as_scalars(diff, (2 - 2 * cov) / (n - 3))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -312,3 +313,27 @@ def test_published_rows_never_take_a_runs_rank_away(capsys, tmp_path):
     assert paper["overall"] != paper["overall"] and paper["no_overall"] == "no stsb-cosine (spearman), sickr-cosine (spearman)"
     code, out, err = cli(capsys, "leaderboard", str(runs), "paper:merkx2019/glove-bow", *FAST, "--no-groups")
     assert code == 0 and "— (no stsb-cosine (spearman), sickr-cosine (spearman))" in out
+
+
+def test_the_memory_check_counts_the_published_rows(seeded, capsys, tmp_path, monkeypatch):
+    """Issue 50: the leaderboard's memory estimate held the largest task's items only, so thousands of published
+    rows (an mteb results repository, a long comparators file) could pass it and then fail in an allocation. On a
+    machine with 32 MiB available (28.8 MiB to use), 600 published rows at 1,000 resamples need about 600 × (1 task +
+    3) × 8 B × 1000 = 18.3 MiB beyond the items' 64 B × 350 × 1000 = 21.4 MiB: refused in one line naming the rows;
+    20 rows fit."""
+    import benchbox.memory
+
+    runs, *_ = seeded
+    monkeypatch.setattr(benchbox.memory, "available_bytes", lambda device="cpu": 32 * 2**20)
+    entry = ('[[comparator]]\nname = "paper/m{i}"\ncitation = "a table"\ntask = "sts12"\nmetric = "pearson_mean"\n'
+             'value = {v}\nn = 350\n')
+    for count, refused in ((600, True), (20, False)):
+        path = tmp_path / f"published{count}.toml"
+        path.write_text("".join(entry.format(i=i, v=0.3 + 0.4 * i / count) for i in range(count)))
+        code, out, err = cli(capsys, "leaderboard", str(runs), "--comparators", str(path), "-t", "sts12",
+                             "--resamples", "1000", "--csv", "-")
+        if refused:
+            assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+            assert f"rows on 1 tasks" in err and re.search(r"use --resamples \d+ or fewer", err), err
+        else:
+            assert code == 0, err
