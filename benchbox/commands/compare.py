@@ -48,6 +48,7 @@ def compare_command(
     subset and metric both scores with CIs, the difference with its CI, a paired test, Holm/BH-corrected p and
     a verdict; then one summary line per pair."""
     from benchbox.comparison import output
+    from benchbox.comparison.claims import summarised_notes
     from benchbox.comparison.compare import compare
     from benchbox.comparison.seed_declarations import parse_seed_groups
 
@@ -71,7 +72,7 @@ def compare_command(
                          options=options, log=log, baseline=baseline, allow_protocol_mismatch=allow_protocol_mismatch,
                          seeds=parse_seed_groups(seeds or []), rerun=rerun, allow_data_mismatch=allow_data_mismatch,
                          published=published)
-    for line in [*comparison.verdicts(), *comparison.headlines(), *comparison.claim_notes]:
+    for line in [*comparison.verdicts(), *comparison.headlines(), *summarised_notes(comparison.claim_notes)]:
         out.print(line, highlight=False, soft_wrap=True)
     for line in comparison.protocol_mismatches:
         out.print(f"protocol mismatch (allowed): {line}", highlight=False, soft_wrap=True)

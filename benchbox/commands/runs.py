@@ -130,7 +130,7 @@ def leaderboard_command(
     if not csv and not json_path:
         out.print(pipe_table(headers(board), text_rows(board, specs)), highlight=False, soft_wrap=True, markup=False)
         out.print(board.method(), highlight=False, soft_wrap=True, markup=False)
-    for line in board.notes:
+    for line in [*board.notes, *board.standings]:  # the standings last: the lines a terminal shows
         log(line)
     variants = sorted(set(board.frame["protocol"]) - {STANDARD, PUBLISHED})
     if variants:

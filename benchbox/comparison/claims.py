@@ -274,6 +274,27 @@ def _no_claim_note(a: str, b: str, kind: PairedKind, rows: pd.DataFrame) -> str 
             f"row{'s' if approximate != 1 else ''})")
 
 
+def summarised_notes(notes: list[str], most: int = 3) -> list[str]:
+    """``notes`` for a reader: the notes of the form ``A vs B: REASON`` that give one reason for more than ``most``
+    pairs (a run against every model of an mteb results repository) become one line counting the pairs, with the
+    first as the example, where the first of them stood; other notes are kept as they are."""
+    by_reason: dict[str, list[str]] = {}
+    for note in notes:
+        pair, sep, reason = note.partition(": ")
+        if sep and " vs " in pair:
+            by_reason.setdefault(reason, []).append(pair)
+    shown, done = [], set()
+    for note in notes:
+        pair, _, reason = note.partition(": ")
+        pairs = by_reason.get(reason, [])
+        if len(pairs) <= most:
+            shown.append(note)
+        elif reason not in done:
+            done.add(reason)
+            shown.append(f"{len(pairs)} pairs (e.g. {pairs[0]}): {reason}")
+    return shown
+
+
 def _signed(x: float, digits: int = 3) -> str:
     return f"{x:+.{digits}f}"
 

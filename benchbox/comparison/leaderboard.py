@@ -335,6 +335,8 @@ class Board:
     notes: list[str] = field(default_factory=list)
     #: whether the standard runs are also ranked among the published rows (:data:`AMONG_ALL`)
     among_all: bool = False
+    #: each standard run's rank among all, one line each: the answer the page gives first
+    standings: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
         """How the table was computed, as the JSON output records it."""
@@ -441,14 +443,16 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
         if groups and protocol != PUBLISHED:
             _groups(frame, [models[i] for i in members], members, overall_tasks, settings)
     among_all = rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings)
+    standings = []
     if among_all:  # the answer to "where does my model stand among every published one", whatever the table's length
         ranked = frame[frame["paired"] & frame["rank_all"].notna()]
         total = int(frame["rank_all"].notna().sum())
-        notes += [f"{row['label']}: rank {int(row['rank_all'])} [{int(row['rank_all_low'])}–"
-                  f"{int(row['rank_all_high'])}] among {total} (runs and published rows, approximate 95% interval)"
-                  for _, row in ranked.iterrows()]
+        standings = [f"{row['label']}: rank {int(row['rank_all'])} [{int(row['rank_all_low'])}–"
+                     f"{int(row['rank_all_high'])}] among {total} (runs and published rows, approximate 95% interval)"
+                     for _, row in ranked.iterrows()]
     frame = frame.sort_values(["overall", "paired"], ascending=[False, False], na_position="last", kind="stable")
-    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, among_all)
+    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, among_all,
+                 standings)
 
 
 #: the columns of the rank among the standard runs and the published rows together (:func:`rank_among_published`)

@@ -298,6 +298,11 @@ def test_the_leaderboard_ranks_runs_among_an_mteb_results_folder(capsys, tmp_pat
     assert code == 0 and "rank among all [95%, approx.]" in out and "Rank among all (approximate)" in out
     assert "mteb: 4 model(s) read (6 file(s) converted from mteb's format before 1.11)" in err
     assert "glove-bow: rank 5 [5–5] among 5 (runs and published rows, approximate 95% interval)" in err
+    code, out, err = cli(capsys, "leaderboard", str(runs), f"mteb:{sample}", *FAST, "-t", "stsb-cosine", "--html",
+                         str(tmp_path / "board.html"))
+    page = (tmp_path / "board.html").read_text(encoding="utf-8")
+    standing = page.index('<p class="standing">glove-bow: rank 5 [5–5] among 5 (runs and published rows')
+    assert code == 0 and standing < page.index("<table")  # the first screen answers, above hundreds of rows
 
 
 def test_published_rows_never_take_a_runs_rank_away(capsys, tmp_path):

@@ -316,3 +316,18 @@ def test_identical_scores_on_one_row_still_place_the_worse_model_below_the_best(
     assert code == 0, err
     board = pd.read_csv(__import__("io").StringIO(out)).set_index("label")
     assert board.loc["sharp", "group"] == "best" and board.loc["blurred", "group"] == "below the best"
+
+
+def test_one_reason_for_many_pairs_is_one_line_in_the_terminal():
+    """Issue 50: `compare RUN mteb:RESULTS` printed the same "no claim" reason once per published model (253 lines
+    over the public repository). More than three pairs with one reason are one line counting them; fewer, and
+    other notes, stay as they are, in their order."""
+    from benchbox.comparison.claims import summarised_notes
+
+    reason = "no claim on the correlation rows: published numbers have no per-item scores"
+    many = [f"mteb:org/m{i} vs run: {reason}" for i in range(5)]
+    other = "run vs base: no claim on the accuracy rows: there is one (mr test accuracy)"
+    few = [f"paper:p{i} vs run: other reason" for i in range(2)]
+    assert summarised_notes([other, *many, *few, "untested: a kind not installed"]) == [
+        other, f"5 pairs (e.g. mteb:org/m0 vs run): {reason}", *few, "untested: a kind not installed"]
+    assert summarised_notes(many[:3]) == many[:3]
