@@ -82,7 +82,7 @@ AMONG_ALL = "rank among all [95%, approx.]"
 
 def headers(board: Board) -> list[str]:
     return ["rank [95%]", *([AMONG_ALL] if board.among_all else []), "model", "protocol",
-            *(c.header for c in board.columns), f"overall ({board.settings.group}, ×100)", "Borda [95%] (#)", "group"]
+            *(c.header for c in board.columns), f"overall ({board.overall_over}, ×100)", "Borda [95%] (#)", "group"]
 
 
 def text_rows(board: Board, specs: dict[str, MetricSpec]) -> list[list[str]]:
@@ -115,4 +115,4 @@ def html_page(board: Board, specs: dict[str, MetricSpec]) -> str:
                False]
     return env.get_template("leaderboard.html.j2").render(
         headers=headers(board), numeric=numeric, rows=rows, method=board.method(), notes=board.notes, standings=board.standings,
-        ranks=most, group=board.settings.group)
+        ranks=most, group=board.overall_over)

@@ -338,6 +338,12 @@ class Board:
     #: each standard run's rank among all, one line each: the answer the page gives first
     standings: list[str] = field(default_factory=list)
 
+    @property
+    def overall_over(self) -> str:
+        """What the overall score is over, for headers: the ``--group``, or its tasks where the runs hold none of
+        the group's and the overall falls back to every task they hold."""
+        return self.settings.group if group_tasks(self.settings.group, self.overall_tasks) else ", ".join(self.overall_tasks)
+
     def record(self) -> dict[str, Any]:
         """How the table was computed, as the JSON output records it."""
         s = self.settings
