@@ -7,9 +7,11 @@ from __future__ import annotations
 import html
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchbox import formatting
 from benchbox.reproduce.run import ModelPlan
 
 #: the columns of the table: heading → how a row shows it
@@ -17,16 +19,19 @@ COLUMNS = ("table", "row", "task/subset/metric", "published", "benchbox (95% CI)
            "departures")
 
 
-def _number(value: float) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
+@dataclass(frozen=True)
+class AsPublished:
+    """The :class:`benchbox.formatting.Display` of a reproduction row: numbers in the paper's own units (no
+    scaling), the published value, benchbox's and their difference at one precision, that of the row's largest
+    number (four significant digits, :func:`benchbox.formatting.decimals`)."""
 
+    decimals: int | None = None
+    scale: float = 1.0
 
-def _interval(value: float, low: float, high: float) -> str:
-    if value is None or math.isnan(value):
-        return "—"
-    if math.isnan(low) or math.isnan(high):
-        return _number(value)
-    return f"{_number(value)} [{_number(low)}, {_number(high)}]"
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> AsPublished:
+        shown = [float(row[k]) for k in ("published", "value") if row[k] is not None and math.isfinite(row[k])]
+        return cls(formatting.decimals(cls(), *shown))
 
 
 def cells(row: dict[str, Any]) -> list[str]:
@@ -34,10 +39,12 @@ def cells(row: dict[str, Any]) -> list[str]:
     what = f"{row['task']}/{row['subset']}/{row['metric']}"
     if row["benchbox_metric"] != row["metric"]:
         what += f" (benchbox {row['benchbox_metric']})"
-    return [row["table"], row["row"], what, _interval(row["published"], row["published_low"], row["published_high"]),
-            _interval(row["value"], row["low"], row["high"]),
-            _interval(row["difference"], row["difference_low"], row["difference_high"]), row["words"],
-            "; ".join(row["departures"]) or "none"]
+    spec = AsPublished.of(row)
+    return [row["table"], row["row"], what,
+            formatting.with_interval(row["published"], row["published_low"], row["published_high"], spec),
+            formatting.with_interval(row["value"], row["low"], row["high"], spec),
+            formatting.with_interval(row["difference"], row["difference_low"], row["difference_high"], spec),
+            row["words"], "; ".join(row["departures"]) or "none"]
 
 
 def plan_lines(plans: list[ModelPlan]) -> list[str]:

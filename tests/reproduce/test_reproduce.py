@@ -184,3 +184,19 @@ def test_every_shipped_paper_file_reads():
     assert paper_names() == ["bordes2019", "conneau2017", "merkx2019", "radford2021", "vendrov2016"]
     for name in paper_names():
         read_paper(paper_path(name))
+
+
+def test_a_cell_shows_published_reproduced_and_difference_at_one_precision():
+    """The full vendrov2016 run printed `90.6`, `91.5 [90.87, 92.09]` and `0.9 [0.2688, 1.491]`: three precisions
+    in one row. A row's numbers now share the precision of its largest (four significant digits, as every other
+    table of benchbox: benchbox.formatting)."""
+    from benchbox.reproduce.render import cells
+
+    row = {"table": "Table 1", "row": "order-embeddings", "task": "hypernym", "subset": "test", "metric": "accuracy",
+           "benchbox_metric": "accuracy", "published": 90.6, "published_low": None, "published_high": None,
+           "value": 91.5, "low": 90.87, "high": 92.09, "difference": 0.9, "difference_low": 0.2688,
+           "difference_high": 1.491, "words": "reproduced", "departures": []}
+    assert cells(row)[3:6] == ["90.60", "91.50 [90.87, 92.09]", "0.90 [0.27, 1.49]"]
+    small = {**row, "published": 0.423, "published_low": 0.362, "published_high": 0.48, "value": 0.4012,
+             "low": 0.38, "high": 0.42, "difference": -0.0218, "difference_low": -0.09, "difference_high": 0.05}
+    assert cells(small)[3:6] == ["0.4230 [0.3620, 0.4800]", "0.4012 [0.3800, 0.4200]", "-0.0218 [-0.0900, 0.0500]"]
