@@ -137,6 +137,8 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
                        effect_var=pd.to_numeric(rows["effect_var"], errors="coerce"))
     exact = (rows["effect"] == 0) & (rows["effect_var"].abs() <= EXACT_VARIANCE)  # identical scores: exact_rows_weighed
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & ((rows["effect_var"] > 0) | exact)]
+    if rows.empty:
+        return None  # e.g. a published model's rows: no effect to pool
     keys = ["task", "subset", "metric"]
     # rows every run pair has (a row missing for one seed is left out rather than weighing the seeds unevenly)
     pairs = rows.groupby(keys, sort=False)["model_a"].size()
@@ -221,8 +223,12 @@ def claims(table: pd.DataFrame, sources: list[Source], known: KnownTasks, *, set
     pooled = _pooled_metrics(table, known)
     tested = pd.Series(list(zip(table["model_a"].map(owner), table["model_b"].map(owner))), index=table.index)
     records, details, per_seed, notes, higher = [], [], [], [], []
+    labelled = table.assign(kind=kinds)
+    positions: dict[tuple[str, str], list[int]] = {}  # each pair's rows, either way round, in the table's order
+    for i, pair in enumerate(tested):
+        positions.setdefault(tuple(sorted(pair)), []).append(i)
     for a, b in dict.fromkeys(p for p in tested if p[0] != p[1]):
-        both = _oriented(table.assign(kind=kinds), models[a], models[b])
+        both = _oriented(labelled.iloc[positions[tuple(sorted((a, b)))]], models[a], models[b])
         for kind, metric, higher_is_better in pooled:
             rows = both[(both["kind"] == kind.name) & (both["metric"] == metric)]
             if rows.empty:
