@@ -20,7 +20,7 @@ correlate about λ_run·λ_k too.
 Models that err alike (shared difficulty, as good encoders do) correlate more than r², so on real results the
 intervals stay somewhat wide: conservative. Other units (accuracies, recalls: no Steiger covariance) are drawn
 independently (λ = 0). Coverage in a simulation with known correlations: benchmarks/bench_published_ranks.py
-(docs/benchmarks.md#published-ranks).
+(docs/benchmarks.md#published-rank-intervals).
 """
 
 from __future__ import annotations

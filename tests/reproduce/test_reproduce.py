@@ -113,7 +113,7 @@ def test_merkx2019_plans_each_model_and_runs_a_trained_char_gru(tmp_path, monkey
     assert all("coco" in c["words"] and "GPU-hours" in c["words"] for c in coco)
     retrieval = [c for c in cells if c["table"] == "Table 2" and c["model"] == "char-gru-flickr8k"]
     assert [c["published"] for c in retrieval] == [27.5, 58.2, 70.5, 38.5, 68.9, 79.3]
-    coco_retrieval = [c for c in coco if c["table"] == "Table 2"]  # PROTOCOLS' Table 2: MSCOCO 1k, then 5k
+    coco_retrieval = [c for c in coco if c["table"] == "Table 2"]  # the paper's Table 2: MSCOCO 1k, then 5k
     assert [(c["task"], c["subset"], c["published"]) for c in coco_retrieval] == [
         *(("retrieval-coco-1k", d, v) for d, vs in (("t2i", (41.4, 76.8, 88.0)), ("i2t", (51.2, 83.5, 92.1))) for v in vs),
         *(("retrieval-coco-5k", d, v) for d, vs in (("t2i", (20.2, 46.9, 60.9)), ("i2t", (25.7, 54.3, 68.8))) for v in vs)]
