@@ -129,28 +129,40 @@ def weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 class _RankOrder:
-    """The sort of x that every resample's ranks share: the items in order, their tie groups and each item's
-    group."""
+    """The sort of x that every resample's ranks share: the items in x's order, the first position of each tie
+    group in that order, and the tie group of each item and of each sorted position."""
 
     def __init__(self, x: np.ndarray) -> None:
         self.order = np.argsort(x, kind="stable")
         sorted_x = x[self.order]
         self.starts = np.flatnonzero(np.concatenate([[True], sorted_x[1:] != sorted_x[:-1]]))  # tie groups
         self.ties = len(self.starts) < len(x)
-        group = np.zeros(len(x), dtype=np.int64)
-        group[self.starts[1:]] = 1
+        first = np.zeros(len(x), dtype=np.int64)
+        first[self.starts[1:]] = 1
+        self.sorted_group = np.cumsum(first)
         self.item_group = np.empty(len(x), dtype=np.int64)
-        self.item_group[self.order] = np.cumsum(group)
+        self.item_group[self.order] = self.sorted_group
+
+    def group_counts(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The block ``w``'s counts per item in x's order [rows, n] and per tie group [rows, groups]."""
+        counts = np.take(w, self.order, axis=1)
+        return counts, (np.add.reduceat(counts, self.starts, axis=1) if self.ties else counts)
 
     def ranks(self, w: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """[rows, n] average ranks of the items in each resample of the block ``w``, into ``out``. The counts
-        are whole numbers, so every sum and half here is exact in float64 (any order gives the same ranks)."""
-        counts = np.take(w, self.order, axis=1)  # per item, in x's order
-        if self.ties:
-            counts = np.add.reduceat(counts, self.starts, axis=1)  # per tie group
+        """[rows, n] average ranks of the items in each resample of the block ``w``, into ``out``: a group's
+        rank is the copies drawn below it plus the mean of 1..count."""
+        counts = self.group_counts(w)[1]
         upto = np.cumsum(counts, axis=1)
-        upto -= 0.5 * (counts - 1)  # rank of the group: copies below it + the mean of 1..count
+        upto -= 0.5 * (counts - 1)
         return np.take(upto, self.item_group, axis=1, out=out)
+
+    def doubled_ranks(self, counts: np.ndarray) -> np.ndarray:
+        """2·rank − 1 of each tie group, from its counts [rows, groups]: 2·(copies up to it) − count, a whole
+        number."""
+        doubled = np.cumsum(counts, axis=1)
+        doubled *= 2
+        doubled -= counts
+        return doubled
 
 
 def weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -161,15 +173,38 @@ def weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+#: the most draws per resample for which :func:`weighted_spearman` sums whole numbers below 2^53 (4·N³ at most)
+EXACT_SPEARMAN_DRAWS = 2**16
+
+
+def _row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[rows] dot product of each row of ``a`` with the same row of ``b``."""
+    return np.matmul(a[:, None, :], b[:, :, None])[:, 0, 0]
+
+
 def weighted_spearman(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman ρ of each resample given by counts ``w`` [B, n] of the items (x, y): the weighted Pearson r of
-    the resample's ranks, a block of resamples at a time."""
-    x_order, y_order, buffers = _RankOrder(x), _RankOrder(y), _Buffers(w.shape[1], 6)
-    out = np.empty(len(w))
+    """Spearman ρ of each resample given by counts ``w`` [B, n] of the items (x, y): the weighted Pearson r
+    (:func:`weighted_pearson`) of the resample's average ranks (:func:`weighted_ranks`).
+
+    With N draws, the ranks are halves of whole numbers with mean (N + 1)/2, so every product and sum of the
+    weighted Pearson r of ranks is a multiple of 1/4 below N³: exact in float64 for N ≤
+    :data:`EXACT_SPEARMAN_DRAWS`, whatever the order of summation. Its moments are then computed here from
+    R = 2·rank − 1 (whole numbers, mean N): Σw·dx·dy = (Σw·Rx·Ry − N³)/4 and likewise for x and y alone, each
+    tie group counted once, the ranks of y read in x's order; the same values, so the same ρ to the last bit,
+    in fewer passes. Larger resamples take the ranks themselves."""
+    total = w.sum(axis=1)
+    if len(w) and total.max() > EXACT_SPEARMAN_DRAWS:
+        return weighted_pearson(w, weighted_ranks(w, x), weighted_ranks(w, y))
+    x_order, y_order = _RankOrder(x), _RankOrder(y)
+    y_group_in_x_order = y_order.item_group[x_order.order]
+    moments = np.empty((3, len(w)))  # Σw·Rx·Ry, Σw·Rx², Σw·Ry²
     for block in _blocks(len(w)):
-        wb = w[block]
-        rows = len(wb)
-        rx = x_order.ranks(wb, buffers[4, rows])
-        ry = y_order.ranks(wb, buffers[5, rows])
-        out[block] = _pearson_block(wb, rx, ry, buffers)
-    return out
+        (x_counts, x_groups), (_, y_groups) = x_order.group_counts(w[block]), y_order.group_counts(w[block])
+        rx, ry = x_order.doubled_ranks(x_groups), y_order.doubled_ranks(y_groups)
+        moments[1, block] = _row_dots(x_groups * rx, rx)
+        moments[2, block] = _row_dots(y_groups * ry, ry)
+        rx_items = np.take(rx, x_order.sorted_group, axis=1) if x_order.ties else rx
+        moments[0, block] = _row_dots(x_counts * rx_items, np.take(ry, y_group_in_x_order, axis=1))
+    sxy, sxx, syy = (moments - total**3) / 4
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sxy / np.sqrt(sxx * syy)
