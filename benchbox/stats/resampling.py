@@ -148,21 +148,21 @@ class _RankOrder:
         counts = np.take(w, self.order, axis=1)
         return counts, (np.add.reduceat(counts, self.starts, axis=1) if self.ties else counts)
 
-    def ranks(self, w: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """[rows, n] average ranks of the items in each resample of the block ``w``, into ``out``: a group's
-        rank is the copies drawn below it plus the mean of 1..count."""
-        counts = self.group_counts(w)[1]
-        upto = np.cumsum(counts, axis=1)
-        upto -= 0.5 * (counts - 1)
-        return np.take(upto, self.item_group, axis=1, out=out)
-
     def doubled_ranks(self, counts: np.ndarray) -> np.ndarray:
-        """2·rank − 1 of each tie group, from its counts [rows, groups]: 2·(copies up to it) − count, a whole
-        number."""
+        """2·rank − 1 of each tie group, from its counts [rows, groups]: a group's rank is the copies drawn
+        below it plus the mean of 1..count, so 2·rank − 1 = 2·(copies up to it) − count, a whole number."""
         doubled = np.cumsum(counts, axis=1)
         doubled *= 2
         doubled -= counts
         return doubled
+
+    def ranks(self, w: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """[rows, n] average ranks of the items in each resample of the block ``w``, into ``out`` (exact:
+        halves of whole numbers)."""
+        ranks = self.doubled_ranks(self.group_counts(w)[1])
+        ranks += 1
+        ranks *= 0.5
+        return np.take(ranks, self.item_group, axis=1, out=out)
 
 
 def weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
