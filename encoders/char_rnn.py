@@ -16,16 +16,20 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from benchbox.encoding.protocol import ImageTextEncoder, digest_arrays
 from benchbox.errors import BenchboxError
 from benchbox.encoders.char_rnn_architectures import ARCHITECTURES
-from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig, load_snapshot
 from benchbox.encoders.char_vocab import CharVocab
+from benchbox.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
+
+torch = lazy_module("torch")  # imported at first use: `benchbox list encoders` starts without it
 
 
 class CharRNNEncoder(ImageTextEncoder):
@@ -34,7 +38,9 @@ class CharRNNEncoder(ImageTextEncoder):
     name = "char-rnn"
     rnn, pooling = ARCHITECTURES["char-gru"]
 
-    def __init__(self, members: list[CharRNNNet] | None = None, source: str | None = None) -> None:
+    # members: CharRNNNet models, annotated Any because benchbox.encoding.options reads this signature's types at
+    # run time, where char_rnn_net (and torch) are not imported until a model is loaded
+    def __init__(self, members: list[Any] | None = None, source: str | None = None) -> None:
         if not members:
             raise BenchboxError(
                 f"{self.name} has no pretrained weights: train one (`benchbox train {self.name} --dataset flickr8k "
@@ -53,6 +59,8 @@ class CharRNNEncoder(ImageTextEncoder):
     @classmethod
     def untrained(cls, vocab: CharVocab, *, seed: int = 0, **config: Any) -> CharRNNEncoder:
         """A randomly initialised model (explicitly untrained: a baseline, or for tests)."""
+        from benchbox.encoders.char_rnn_net import CharRNNNet, NetConfig
+
         torch.manual_seed(seed)
         net = CharRNNNet(vocab, NetConfig(rnn=cls.rnn, pooling=cls.pooling, **config))
         return cls([net], source=f"untrained(seed={seed})")
@@ -78,6 +86,8 @@ class CharRNNEncoder(ImageTextEncoder):
                     f"cycle); resume it with `benchbox train ... --out {path} --resume`"
                 )
             files = [path / name for name in names]
+        from benchbox.encoders.char_rnn_net import load_snapshot
+
         nets = []
         for file in files:
             net, _ = load_snapshot(file)
@@ -114,22 +124,21 @@ class CharRNNEncoder(ImageTextEncoder):
             self._digest = digest_arrays(arrays)
         return self._digest
 
-    @torch.no_grad()
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         # sentences sorted by length and batched in that order: almost no padding, same result as any order
         order = np.argsort([len(s) for s in sentences], kind="stable")
         out = torch.zeros((len(sentences), self.dim))
-        for start in range(0, len(sentences), batch_size):
-            rows = order[start : start + batch_size]
-            batch = [sentences[i] for i in rows]
-            parts = []
-            for member in self.members:
-                chars, lengths = member.vocab.batch(batch)
-                parts.append(member.caption(chars, lengths))
-            out[torch.from_numpy(rows)] = _combine(parts)
+        with torch.no_grad():
+            for start in range(0, len(sentences), batch_size):
+                rows = order[start : start + batch_size]
+                batch = [sentences[i] for i in rows]
+                parts = []
+                for member in self.members:
+                    chars, lengths = member.vocab.batch(batch)
+                    parts.append(member.caption(chars, lengths))
+                out[torch.from_numpy(rows)] = _combine(parts)
         return out.numpy()
 
-    @torch.no_grad()
     def encode_images(self, features: np.ndarray) -> np.ndarray:
         if self.members[0].image is None:
             raise BenchboxError(
@@ -141,7 +150,8 @@ class CharRNNEncoder(ImageTextEncoder):
             raise BenchboxError(
                 f"image features must be [n, {self.net_config.feature_dim}], got {tuple(x.shape)}"
             )
-        return _combine([m.image(x) for m in self.members]).numpy()
+        with torch.no_grad():
+            return _combine([m.image(x) for m in self.members]).numpy()
 
 
 def _combine(parts: list[torch.Tensor]) -> torch.Tensor:

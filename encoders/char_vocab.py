@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import torch
-
 from benchbox.errors import BenchboxError
+from benchbox.lazy import lazy_module
+
+torch = lazy_module("torch")  # imported at first use: `benchbox list encoders` starts without it
 
 PAD = 0
 UNK = 1

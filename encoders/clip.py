@@ -37,14 +37,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from benchbox.encoders.sbert import digest_folder
 from benchbox.encoders.towers import TextImageTowers, warn_half_precision_on_cpu
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
+from benchbox.lazy import lazy_module
 
-PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+torch = lazy_module("torch")  # imported at first use: `benchbox list encoders` starts without it
+#: the ``precision`` values, each the name of its torch dtype (``torch.float32``, ...)
+PRECISIONS = ("float32", "float16", "bfloat16")
 #: model types whose text tower pools the last position and was trained on ids padded to ``max_length`` with no
 #: attention mask (big_vision's SigLIP; the SigLIP 2 model card)
 TRAINED_UNMASKED = ("siglip", "siglip2")
@@ -122,7 +124,7 @@ class CLIPEncoder(TextImageTowers):
         shown = transformers_logging.is_progress_bar_enabled()
         transformers_logging.disable_progress_bar()  # benchbox shows its own progress (and --quiet none)
         try:
-            self.model = AutoModel.from_pretrained(self.folder, local_files_only=True, dtype=PRECISIONS[precision])
+            self.model = AutoModel.from_pretrained(self.folder, local_files_only=True, dtype=getattr(torch, precision))
             self.tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
             self.image_processor = AutoImageProcessor.from_pretrained(self.folder, local_files_only=True)
         except (OSError, ValueError, KeyError) as exc:
@@ -155,13 +157,13 @@ class CLIPEncoder(TextImageTowers):
     def _weights_digest(self) -> str:
         return digest_folder(self.folder)
 
-    @torch.inference_mode()
     def _text(self, sentences: list[str]) -> torch.Tensor:
-        tokens = self.tokenizer(sentences, padding=self.padding, truncation=True, max_length=self.max_length,
-                                return_tensors="pt").to(self.device)
-        inputs = {k: v for k, v in tokens.items() if k == "input_ids" or (k == "attention_mask" and self.text_mask
-                                                                           == "attention")}
-        return torch.nn.functional.normalize(_pooled(self.model.get_text_features(**inputs)).float(), dim=-1)
+        with torch.inference_mode():
+            tokens = self.tokenizer(sentences, padding=self.padding, truncation=True, max_length=self.max_length,
+                                    return_tensors="pt").to(self.device)
+            inputs = {k: v for k, v in tokens.items() if k == "input_ids" or (k == "attention_mask" and
+                                                                               self.text_mask == "attention")}
+            return torch.nn.functional.normalize(_pooled(self.model.get_text_features(**inputs)).float(), dim=-1)
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         lengths = [len(ids) for ids in self.tokenizer(sentences, verbose=False)["input_ids"]]
@@ -179,15 +181,16 @@ class CLIPEncoder(TextImageTowers):
             return pack_patches(processed)
         return np.asarray(processed["pixel_values"][0], np.float32)
 
-    @torch.inference_mode()
     def encode_images(self, features: np.ndarray) -> np.ndarray:
-        vision = self.model.config.vision_config
-        inputs = (unpack_patches(features, vision.num_channels * vision.patch_size ** 2) if self.model_type == "siglip2"
-                  else {"pixel_values": torch.from_numpy(np.ascontiguousarray(features))})
-        inputs = {k: v.to(self.device) for k, v in inputs.items()}
-        inputs["pixel_values"] = inputs["pixel_values"].to(PRECISIONS[self.precision])
-        embedded = _pooled(self.model.get_image_features(**inputs)).float()
-        return torch.nn.functional.normalize(embedded, dim=-1).cpu().numpy()
+        with torch.inference_mode():
+            vision = self.model.config.vision_config
+            inputs = (unpack_patches(features, vision.num_channels * vision.patch_size ** 2)
+                      if self.model_type == "siglip2"
+                      else {"pixel_values": torch.from_numpy(np.ascontiguousarray(features))})
+            inputs = {k: v.to(self.device) for k, v in inputs.items()}
+            inputs["pixel_values"] = inputs["pixel_values"].to(getattr(torch, self.precision))
+            embedded = _pooled(self.model.get_image_features(**inputs)).float()
+            return torch.nn.functional.normalize(embedded, dim=-1).cpu().numpy()
 
 
 def pack_patches(processed: Any) -> np.ndarray:

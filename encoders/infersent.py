@@ -27,16 +27,20 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from benchbox.encoding.protocol import Encoder, digest_arrays
-from benchbox.encoders.infersent_net import PADDING_MODES, BiLSTMMax, build_encoder, embed_batch, load_state_file
 from benchbox.encoders.infersent_text import MARKERS, make_tokenizer, sentence_rows
 from benchbox.errors import BenchboxError
 from benchbox.data.wordvec import WordVectors, load_word_vectors
+from benchbox.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from benchbox.encoders.infersent_net import BiLSTMMax
+
+torch = lazy_module("torch")  # imported at first use: `benchbox list encoders` starts without it
 
 #: the state dict file of a ``benchbox train infersent`` run (official key names)
 WEIGHTS_FILE = "encoder.pkl"
@@ -80,6 +84,8 @@ class InferSentEncoder(Encoder):
                 "840B) or infersent2.pkl (with fastText crawl-300d-2M) from facebookresearch/InferSent and pass "
                 "--encoder-opt weights=PATH --encoder-opt vectors=PATH; or give a `benchbox train infersent` run folder"
             )
+        from benchbox.encoders.infersent_net import PADDING_MODES, build_encoder, load_state_file
+
         weights_path = Path(weights).expanduser()
         self.version = _parse_version(version, weights_path)
         state = load_state_file(weights_path)
@@ -162,16 +168,18 @@ class InferSentEncoder(Encoder):
             return np.zeros((1, self.net.word_dim), dtype=np.float32)
         return np.asarray(table[np.asarray(rows)], dtype=np.float32)
 
-    @torch.no_grad()
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         """The official ``encode``: sort by decreasing length, batches of ``bsize``, unsort (``batch_size``
         is not used: with ``padding=v1`` the batches are part of the function)."""
+        from benchbox.encoders.infersent_net import embed_batch
+
         rows = self.rows(sentences)
         lengths = np.array([len(r) for r in rows])
         order = np.argsort(-lengths)
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.bsize):
-            idx = order[start : start + self.bsize]
-            words, lens = embed_batch([self.vectors_of(rows[i]) for i in idx])
-            out[idx] = self.net(words.to(self.device), lens).cpu().numpy()
+        with torch.no_grad():
+            for start in range(0, len(order), self.bsize):
+                idx = order[start : start + self.bsize]
+                words, lens = embed_batch([self.vectors_of(rows[i]) for i in idx])
+                out[idx] = self.net(words.to(self.device), lens).cpu().numpy()
         return out

@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from benchbox.encoders.sbert import digest_folder
 from benchbox.encoders.towers import TextImageTowers, warn_half_precision_on_cpu
 from benchbox.encoders.truncation import TruncationCount
 from benchbox.errors import BenchboxError
+from benchbox.lazy import lazy_module
+
+torch = lazy_module("torch")  # imported at first use: `benchbox list encoders` starts without it
 
 #: benchbox precision → OpenCLIP's ``precision`` argument
 PRECISIONS = {"float32": "fp32", "float16": "pure_fp16", "bfloat16": "pure_bf16"}
@@ -141,10 +143,10 @@ class OpenCLIPEncoder(TextImageTowers):
             return [len(ids) for ids in inner(sentences, verbose=False)["input_ids"]]
         return [len(self.tokenizer.encode(s)) + 2 for s in sentences]
 
-    @torch.inference_mode()
     def _text(self, sentences: list[str]) -> torch.Tensor:
-        tokens = self.tokenizer(sentences).to(self.device)
-        return torch.nn.functional.normalize(self.model.encode_text(tokens).float(), dim=-1)
+        with torch.inference_mode():
+            tokens = self.tokenizer(sentences).to(self.device)
+            return torch.nn.functional.normalize(self.model.encode_text(tokens).float(), dim=-1)
 
     def _encode(self, sentences: list[str], batch_size: int) -> np.ndarray:
         self.truncation.add(self._token_counts(sentences))
@@ -155,7 +157,7 @@ class OpenCLIPEncoder(TextImageTowers):
     def preprocess_image(self, image: Any) -> np.ndarray:
         return self.preprocess(image).numpy().astype(np.float32, copy=False)
 
-    @torch.inference_mode()
     def encode_images(self, features: np.ndarray) -> np.ndarray:
-        pixels = torch.from_numpy(np.ascontiguousarray(features)).to(self.device, self.dtype)
-        return torch.nn.functional.normalize(self.model.encode_image(pixels).float(), dim=-1).cpu().numpy()
+        with torch.inference_mode():
+            pixels = torch.from_numpy(np.ascontiguousarray(features)).to(self.device, self.dtype)
+            return torch.nn.functional.normalize(self.model.encode_image(pixels).float(), dim=-1).cpu().numpy()

@@ -5,13 +5,14 @@ recorded as the run's notes (:class:`benchbox.encoders.truncation.TruncationCoun
 
 from __future__ import annotations
 
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from benchbox.console import log
 from benchbox.encoding.protocol import VisionLanguageEncoder
 from benchbox.encoders.truncation import TruncationCount
+
+if TYPE_CHECKING:
+    import torch
 
 
 class TextImageTowers(VisionLanguageEncoder):

@@ -33,7 +33,8 @@ def heavy_imports(*args: str) -> list[str]:
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("args", [("--help",), ("list",), ("list", "tasks"), ("describe", "stsb"),
+@pytest.mark.parametrize("args", [("--help",), ("list",), ("list", "tasks"), ("list", "encoders"),
+                                  ("list", "encoders", "--json", "-"), ("describe", "stsb"),
                                   ("describe", "sts12"), ("eval", "--help"), ("compare", "--help"),
                                   ("eval", "--no-such-option"), ("reproduce", "--help"),
                                   ("leaderboard", "--help"), ("study", "--help")])
