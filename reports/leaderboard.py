@@ -114,5 +114,5 @@ def html_page(board: Board, specs: dict[str, MetricSpec]) -> str:
     numeric = [True, *([True] if board.among_all else []), False, False, *(True for _ in board.columns), True, True,
                False]
     return env.get_template("leaderboard.html.j2").render(
-        headers=headers(board), numeric=numeric, rows=rows, method=board.method(), notes=board.notes, standings=board.standings,
-        ranks=most, group=board.overall_over)
+        headers=headers(board), numeric=numeric, rows=rows, method=board.method(), notes=board.notes,
+        standings=board.standings, ranks=most, group=board.overall_over)

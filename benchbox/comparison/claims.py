@@ -45,7 +45,7 @@ from benchbox.task_contract.paired_tests import KINDS, PairedKind
 from benchbox.comparison.claim_items import correlation_claim
 from benchbox.stats import seeds
 from benchbox.stats.claim_test import MAX_GROUP_SHARE, MIN_GROUPS, pooled_claim
-from benchbox.stats.pooling import EXACT_VARIANCE, SIGN_FLIP_BELOW_DF, exact_rows_weighed, pool_effects
+from benchbox.stats.pooling import SIGN_FLIP_BELOW_DF, exact_rows_weighed, measured_without_error, pool_effects
 
 if TYPE_CHECKING:
     from benchbox.comparison.sources import Source
@@ -135,7 +135,7 @@ def _claim(rows: pd.DataFrame, kind: PairedKind, known: KnownTasks, sources: lis
     # rows of published numbers have no effect (None): the columns are then objects
     rows = rows.assign(effect=pd.to_numeric(rows["effect"], errors="coerce"),
                        effect_var=pd.to_numeric(rows["effect_var"], errors="coerce"))
-    exact = (rows["effect"] == 0) & (rows["effect_var"].abs() <= EXACT_VARIANCE)  # identical scores: exact_rows_weighed
+    exact = measured_without_error(rows["effect"], rows["effect_var"])  # identical scores: exact_rows_weighed
     rows = rows[np.isfinite(rows["effect"]) & np.isfinite(rows["effect_var"]) & ((rows["effect_var"] > 0) | exact)]
     if rows.empty:
         return None  # e.g. a published model's rows: no effect to pool
@@ -284,14 +284,13 @@ def summarised_notes(notes: list[str], most: int = 3) -> list[str]:
     """``notes`` for a reader: the notes of the form ``A vs B: REASON`` that give one reason for more than ``most``
     pairs (a run against every model of an mteb results repository) become one line counting the pairs, with the
     first as the example, where the first of them stood; other notes are kept as they are."""
+    parts = [note.partition(": ") for note in notes]
     by_reason: dict[str, list[str]] = {}
-    for note in notes:
-        pair, sep, reason = note.partition(": ")
+    for pair, sep, reason in parts:
         if sep and " vs " in pair:
             by_reason.setdefault(reason, []).append(pair)
     shown, done = [], set()
-    for note in notes:
-        pair, _, reason = note.partition(": ")
+    for note, (_, _, reason) in zip(notes, parts):
         pairs = by_reason.get(reason, [])
         if len(pairs) <= most:
             shown.append(note)

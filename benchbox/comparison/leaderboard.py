@@ -209,7 +209,7 @@ class Settings:
         from benchbox.stats.resampling import BOOTSTRAP_BYTES_PER_CELL
 
         require_resamples(RESAMPLES_OPTION, self.n_boot,
-                          BOOTSTRAP_BYTES_PER_CELL * n_items + 8 * rows * (tasks + RANK_BYTES // 8),
+                          BOOTSTRAP_BYTES_PER_CELL * n_items + rows * (8 * tasks + RANK_BYTES),
                           f"a bootstrap of {n_items} items, {BOOTSTRAP_BYTES_PER_CELL} bytes per item, and the draws "
                           f"of {rows} rows on {tasks} tasks")
 
@@ -333,10 +333,13 @@ class Board:
     scaled_tasks: list[str]
     known: KnownTasks
     notes: list[str] = field(default_factory=list)
-    #: whether the standard runs are also ranked among the published rows (:data:`AMONG_ALL`)
-    among_all: bool = False
-    #: each standard run's rank among all, one line each: the answer the page gives first
+    #: each standard run's rank among all (:data:`AMONG_ALL`), one line each: the answer the page gives first
     standings: list[str] = field(default_factory=list)
+
+    @property
+    def among_all(self) -> bool:
+        """Whether the standard runs are also ranked among the published rows (then each has a standing)."""
+        return bool(self.standings)
 
     @property
     def overall_over(self) -> str:
@@ -448,17 +451,15 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
             overall_draws.update(found)
         if groups and protocol != PUBLISHED:
             _groups(frame, [models[i] for i in members], members, overall_tasks, settings)
-    among_all = rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings)
     standings = []
-    if among_all:  # the answer to "where does my model stand among every published one", whatever the table's length
+    if rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings):  # the answer to "where does my model stand among every published one", whatever the table's length
         ranked = frame[frame["paired"] & frame["rank_all"].notna()]
         total = int(frame["rank_all"].notna().sum())
         standings = [f"{row['label']}: rank {int(row['rank_all'])} [{int(row['rank_all_low'])}–"
                      f"{int(row['rank_all_high'])}] among {total} (runs and published rows, approximate 95% interval)"
                      for _, row in ranked.iterrows()]
     frame = frame.sort_values(["overall", "paired"], ascending=[False, False], na_position="last", kind="stable")
-    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, among_all,
-                 standings)
+    return Board(frame.reset_index(drop=True), columns, settings, overall_tasks, scaled, known, notes, standings)
 
 
 #: the columns of the rank among the standard runs and the published rows together (:func:`rank_among_published`)

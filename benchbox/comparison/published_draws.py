@@ -59,8 +59,11 @@ def common_factor(run_draws: list[tuple[np.ndarray, float]], unit: str, n_boot: 
     if not standardised:
         return independent
     mean = np.mean(standardised, axis=0)
-    kappa = float(min(1.0, np.mean(loadings) / mean.std())) if mean.std() > 0 else 0.0
-    return kappa * mean / (mean.std() or 1.0) + np.sqrt(1 - kappa**2) * independent
+    spread = mean.std()
+    if spread == 0:
+        return independent
+    kappa = float(min(1.0, np.mean(loadings) / spread))
+    return kappa * mean / spread + np.sqrt(1 - kappa**2) * independent
 
 
 def published_draws(value: float, low: float, high: float, unit: str, n_boot: int, rng: np.random.Generator,

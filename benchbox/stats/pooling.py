@@ -193,15 +193,21 @@ def pool_effects(effects, variances, *, method: str = "dl", clusters=None, level
 EXACT_VARIANCE = 1e-12
 
 
+def measured_without_error(effects, variances) -> np.ndarray:
+    """Whether each row was measured without error: effect exactly 0 and variance within :data:`EXACT_VARIANCE` of
+    0 (two models whose per-item scores are identical)."""
+    return (np.asarray(effects, dtype=float) == 0) & (np.abs(np.asarray(variances, dtype=float)) <= EXACT_VARIANCE)
+
+
 def exact_rows_weighed(effects, variances) -> np.ndarray:
-    """``variances`` with each row measured without error (effect exactly 0, variance within
-    :data:`EXACT_VARIANCE` of 0: two models whose per-item scores are identical) given the smallest variance of the
-    measured rows: such a row joins the pooled analysis with zero effect and the weight of the claim's most precise
-    measured row. Its own inverse-variance weight would be unbounded, making every claim that includes it "no
-    difference" whatever the other rows say; left out (before issue 50), the rows that differ lost a row to pool
-    with, and often their claim. NaN for every row when none was measured with error (nothing to weigh by)."""
-    y, v = np.asarray(effects, dtype=float), np.asarray(variances, dtype=float).copy()
-    exact = (y == 0) & (np.abs(v) <= EXACT_VARIANCE)
+    """``variances`` with each row measured without error (:func:`measured_without_error`) given the smallest
+    variance of the measured rows: such a row joins the pooled analysis with zero effect and the weight of the
+    claim's most precise measured row. Its own inverse-variance weight would be unbounded, making every claim that
+    includes it "no difference" whatever the other rows say; left out (before issue 50), the rows that differ lost
+    a row to pool with, and often their claim. NaN for every row when none was measured with error (nothing to
+    weigh by)."""
+    v = np.asarray(variances, dtype=float).copy()
+    exact = measured_without_error(effects, v)
     measured = v[~exact]
     v[exact] = measured.min() if measured.size else np.nan
     return v

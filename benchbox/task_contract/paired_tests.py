@@ -327,7 +327,6 @@ class Correlation(PairedKind):
     def on_scale(self, value: float, spec: MetricSpec) -> float:
         return float(np.arctanh(np.clip(value, -1 + 1e-12, 1 - 1e-12)))
 
-
     def clusters(self, items: pd.DataFrame, strata: pd.Series) -> np.ndarray:
         """Within each stratum (subset), the sentence groups of pairs that share a sentence
         (:func:`benchbox.stats.sentence_groups`); each item its own without sentence text."""
@@ -396,7 +395,6 @@ class Classification(PairedKind):
     def on_scale(self, value: float, spec: MetricSpec) -> float:
         return _proportion(value, spec)
 
-
     def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
         """The proportion correct (× 100 for a percentage)."""
         unit = 100.0 if spec.unit == "%" else 1.0
@@ -456,7 +454,6 @@ class Ranks(PairedKind):
         """The directions of one retrieval task rank the same images and captions: one item set."""
         return task
 
-
     def strata(self, items: pd.DataFrame) -> pd.Series:
         """Direction and fold: each direction's queries are drawn within their fold."""
         folds = super().strata(items)
@@ -494,7 +491,6 @@ class Mean(PairedKind):
 
     def scale(self, metric: str) -> str | None:
         return f"Δ{metric}"
-
 
     def resampled_subset(self, spec: MetricSpec, items: pd.DataFrame, weights: np.ndarray) -> np.ndarray | None:
         """The mean of the per-item values of this metric."""
