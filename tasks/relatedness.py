@@ -65,8 +65,8 @@ from benchbox.tasks.senteval_data import (
     senteval_order as sort_rows,
     token_counts,
 )
-from benchbox.tasks.senteval_probe import (ADAM, BATCH_SIZE, PROGRESS_SECONDS, adam_step_, augment, initial_weights,
-                                           pair_features)
+from benchbox.tasks.senteval_probe import (ADAM, BATCH_SIZE, PROGRESS_SECONDS, AdamScalars, adam_scalars, adam_step_,
+                                           augment, initial_weights, pair_features)
 from benchbox.tasks.sts import CORRELATIONS, SEMANTIC_GROUP, correlation_records
 
 pd = lazy_module("pandas")
@@ -165,6 +165,9 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
     m, v = torch.zeros_like(w), torch.zeros_like(w)
     xp, yp = torch.empty_like(x_train), torch.empty_like(y_train)
     xs, ys, step, epoch = list(xp.split(BATCH_SIZE)), list(yp.split(BATCH_SIZE)), 0, _compiled_epoch()
+    # the MSE gradient's factor 2 / numel per batch, a 0-dim float32 tensor as Adam's numbers (AdamScalars)
+    scales = [torch.tensor(2.0 / y.numel(), dtype=torch.float32, device=device) for y in ys]
+    adam = adam_scalars(device)
 
     def predict(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
         return (torch.softmax(x @ weights.T, dim=1) @ r).cpu().numpy().astype(np.float64)
@@ -176,7 +179,7 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
             perm = torch.from_numpy(rng.permutation(n)).to(device)
             torch.index_select(x_train, 0, perm, out=xp)
             torch.index_select(y_train, 0, perm, out=yp)
-            step = epoch(xs, ys, w, m, v, step)
+            step = epoch(xs, ys, scales, w, m, v, adam, step)
         nepoch += CHUNK_EPOCHS
         pr = _pearson(predict(x_dev, w), dev_scores)
         if pr > best_pr:
@@ -194,10 +197,11 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
         f"{best_pr:.4f})")
     return RelatednessFit(best_pr, predict(x_dev, best_w), predict(x_test, best_w), nepoch, best_epoch)
 
-def train_epoch(xs: list[torch.Tensor], ys: list[torch.Tensor], w: torch.Tensor, m: torch.Tensor,
-                v: torch.Tensor, step: int) -> int:
+def train_epoch(xs: list[torch.Tensor], ys: list[torch.Tensor], scales: list[torch.Tensor], w: torch.Tensor,
+                m: torch.Tensor, v: torch.Tensor, adam: AdamScalars, step: int) -> int:
     """One epoch of SentEval's regressor over the mini-batches ``xs``/``ys`` (augmented features, sparse
-    targets), updating the weights ``w`` and Adam's moments ``m``, ``v`` in place; returns the step count.
+    targets; ``scales`` holds 2 / numel(y) of each), updating the weights ``w`` and Adam's moments ``m``, ``v`` in
+    place; returns the step count.
     Per batch the arithmetic is SentEval's forward and backward pass, operation for operation: z = x Wᵀ,
     p = softmax(z), g = 2 (p − y) / numel(y), dz = p ⊙ (g − Σ_c g ⊙ p), ∇W = dzᵀ x, then torch's Adam step.
     :func:`_compiled_epoch` runs it as TorchScript (the same ATen kernels, without the interpreter's
@@ -206,10 +210,10 @@ def train_epoch(xs: list[torch.Tensor], ys: list[torch.Tensor], w: torch.Tensor,
     for i in range(len(xs)):
         x, y = xs[i], ys[i]
         p = torch.softmax(torch.mm(x, wt), 1)
-        g = torch.sub(p, y).mul_(2.0 / y.numel())
+        g = torch.sub(p, y).mul_(scales[i])
         dz = p.mul_(g.sub_(torch.mul(g, p).sum(1, keepdim=True)))
         step += 1
-        adam_step_(w, torch.mm(dz.t(), x), m, v, step, denom)
+        adam_step_(w, torch.mm(dz.t(), x), m, v, step, adam, denom)
     return step
 
 

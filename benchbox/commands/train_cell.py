@@ -11,13 +11,14 @@ from typing import Annotated
 import typer
 
 from benchbox.commands import train_char_rnn, train_infersent, train_order_wordnet
-from benchbox.study.train import TrainSpec
-from benchbox.training.config import TrainConfig
-from benchbox.training.order_wordnet_config import OrderWordNetConfig
 
 
 def train_cell(spec_file: Annotated[Path, typer.Argument(help="A cell's training spec (train.json).")]) -> None:
     """Train a study cell from its spec; prints the run folder."""
+    from benchbox.study.train import TrainSpec  # with pydantic, which no other command needs to start
+    from benchbox.training.config import TrainConfig
+    from benchbox.training.order_wordnet_config import OrderWordNetConfig
+
     spec = TrainSpec.read(spec_file)
     out = Path(spec.out) if spec.out else None
     if isinstance(spec.config, TrainConfig):

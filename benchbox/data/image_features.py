@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import h5py
 import numpy as np
 
+from benchbox.lazy import lazy_module
 from benchbox.storage.atomic import atomic_path, write_text
 from benchbox.errors import BenchboxError
+
+h5py = lazy_module("h5py")  # imported at first use: the command line starts without it
 
 SUFFIXES = (".npy", ".npz", ".h5", ".hdf5")
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")

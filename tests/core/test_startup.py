@@ -1,6 +1,6 @@
 """The command line starts without the heavy libraries (issue 53): ``--help``, ``list``, ``describe`` and an
-argument error import none of pandas, joblib, scipy, scikit-learn, statsmodels or torch
-(:mod:`benchbox.lazy`). Which modules load is checked, not how long they take."""
+argument error import none of pandas, joblib, scipy, scikit-learn, statsmodels or torch, nor h5py (which
+only image features need) (:mod:`benchbox.lazy`). Which modules load is checked, not how long they take."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from benchbox.lazy import lazy_module
 
-HEAVY = ("pandas", "joblib", "scipy", "sklearn", "statsmodels", "torch")
+HEAVY = ("pandas", "joblib", "scipy", "sklearn", "statsmodels", "torch", "h5py")
 #: runs the command line in-process, then prints the heavy top-level packages it imported (stdout is the CLI's)
 PROBE = """
 import json, sys

@@ -250,3 +250,22 @@ def test_the_compiled_epoch_loop_gives_the_eager_loops_numbers_bit_for_bit(monke
     np.testing.assert_array_equal(compiled.dev_pred, eager.dev_pred)
     assert (compiled.dev_pearson, compiled.epochs, compiled.best_epoch) == (eager.dev_pearson, eager.epochs,
                                                                            eager.best_epoch)
+
+
+@pytest.mark.parametrize("shape", [(5, 101), (3, 5, 21)])
+def test_adam_step_is_torch_adams_update_bit_for_bit(shape):
+    # adam_step_ writes out torch.optim.Adam's single-tensor update (the path SentEval's CPU runs take), with the
+    # numbers it multiplies, divides and adds as 0-dim float32 tensors (AdamScalars): not one bit may differ
+    from benchbox.tasks.senteval_probe import adam_scalars, adam_step_
+
+    gen = torch.Generator().manual_seed(3)
+    w = torch.randn(shape, generator=gen)
+    param = torch.nn.Parameter(w.clone())
+    optimiser = torch.optim.Adam([param], foreach=False)
+    m, v, adam = torch.zeros_like(w), torch.zeros_like(w), adam_scalars()
+    for step in range(1, 400):
+        grad = torch.randn(shape, generator=gen) * 10.0 ** float(torch.randint(-6, 1, (), generator=gen))
+        param.grad = grad.clone()
+        optimiser.step()
+        adam_step_(w, grad, m, v, step, adam)
+        assert torch.equal(w, param.detach()), f"step {step}"
