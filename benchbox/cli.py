@@ -6,20 +6,11 @@ disk full) print one line on stderr and exit with status 2, without a traceback;
 else is an error) shows the traceback instead. Environment variables are checked like options, first.
 Before any command loads torch, ``OMP_WAIT_POLICY`` is set to PASSIVE unless the environment sets it
 (:mod:`benchbox.threads`).
-
-The exit skips the garbage collector's work: the interpreter's last collections walk every object torch,
-scipy and pandas created (about 0.4 s of CPU on the development machine, for nothing: the process is ending),
-so :func:`main` has :func:`gc.freeze` run among the exit handlers, which moves every object out of the
-collector's reach (Python's documentation: "Freeze all the objects tracked by gc"). Everything else of a normal
-exit still happens: the other exit handlers run, objects are freed as their references go, files are
-closed by their writers. Instagram's engineering blog ("Dismissing Python Garbage Collection at Instagram",
-2017) measured the same cost at exit.
+The garbage collector is set for a short-lived command (:mod:`benchbox.collector`).
 """
 
 from __future__ import annotations
 
-import atexit
-import gc
 import os
 import signal
 import sys
@@ -50,6 +41,7 @@ from typing import Annotated, Optional  # noqa: E402
 import typer  # noqa: E402
 
 from benchbox.commands import cache, compare, core, data, describe, export, features, neighbours, report, runs, study, train_cell, train_char_rnn, train_infersent, train_order_wordnet  # noqa: E402
+from benchbox import collector  # noqa: E402
 from benchbox.commands import reproduce  # noqa: E402
 from benchbox.console import error, log, named_stdout, results_to_stderr  # noqa: E402
 from benchbox.errors import BenchboxError  # noqa: E402
@@ -150,8 +142,7 @@ def _interrupted() -> None:
 
 def main() -> None:
     DEBUG["on"] = False
-    atexit.unregister(gc.freeze)  # once per process, however often main runs in it
-    atexit.register(gc.freeze)  # the exit's collections skip what exists then (see the module docstring)
+    collector.for_one_command()
     warnings.showwarning = _show_plugin_warning
     warnings.filterwarnings("once", category=PluginDeprecationWarning)  # one line, however many uses
     try:

@@ -19,7 +19,7 @@ LAYERS = {
     "benchbox.errors": 0, "benchbox.names": 0, "benchbox.limits": 0, "benchbox.options": 0, "benchbox.suggest": 0,
     "benchbox.console": 0, "benchbox.formatting": 0, "benchbox.threads": 0, "benchbox.memory": 0,
     "benchbox.device": 0, "benchbox.processes": 0, "benchbox.registry": 0, "benchbox.embedding_checks": 0,
-    "benchbox.lazy": 0,
+    "benchbox.lazy": 0, "benchbox.collector": 0,
     # 1 statistics and storage, which never import each other
     "benchbox.stats": 1, "benchbox.storage": 1,
     # 2 the encoder contract (the protocol, the adapter, typed options, loading), and the protocol's old name
