@@ -11,7 +11,8 @@ Run: ``BENCHBOX_DATA=../shared/data python benchmarks/bench_semantic_speed.py [-
 3. STS12–16 with a warm embedding cache against SentEval's loop (``tests/senteval_reference.senteval_sts``,
    which encodes as it goes) on the same encoder (goal ≤ 0.2×), with benchbox's 1000-resample bootstrap
    intervals and without them (``bootstrap=0``).
-4. A warm ``benchbox eval glove-bow --task semantic --threads 1`` in a fresh process (goal ≤ 5 s CPU).
+4. A warm ``benchbox eval glove-bow --task semantic --threads 1`` in a fresh process (goal ≤ 5 s CPU), against
+   the same command with Python's default garbage collector (:mod:`benchbox.collector` undone), side by side.
 """
 
 from __future__ import annotations
@@ -107,19 +108,29 @@ def sts(data_dir: str, repeats: int) -> None:
           f"{theirs:.2f} s (medians of {repeats})")
 
 
+#: the command line with Python's default garbage collector (benchbox.collector's settings undone): the baseline
+WITHOUT_COLLECTOR = ("import sys; from benchbox import collector; collector.for_one_command = lambda: None; "
+                     "from benchbox.cli import main; sys.argv[0] = 'benchbox'; main()")
+
+
 def semantic_eval(data_dir: str, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as cache:
-        command = [sys.executable, "-m", "benchbox", "eval", "glove-bow", "--task", "semantic", "--threads", "1",
-                   "--data-dir", data_dir, "--cache-dir", cache, "--no-save", "--quiet"]
-        subprocess.run(command, check=True, capture_output=True)  # fills the embedding cache
-        times = []
-        for _ in range(repeats):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run(command, check=True, capture_output=True)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    print(f"benchbox eval glove-bow --task semantic --threads 1, warm cache: {statistics.median(times):.2f} s CPU "
-          f"(median of {repeats}: {', '.join(f'{t:.2f}' for t in times)})")
+        args = ["eval", "glove-bow", "--task", "semantic", "--threads", "1", "--data-dir", data_dir, "--cache-dir",
+                cache, "--no-save", "--quiet"]
+        commands = {"benchbox": [sys.executable, "-m", "benchbox", *args],
+                    "default collector": [sys.executable, "-c", WITHOUT_COLLECTOR, *args]}
+        subprocess.run(commands["benchbox"], check=True, capture_output=True)  # fills the embedding cache
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(repeats):  # the two side by side, round after round
+            for name, command in commands.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run(command, check=True, capture_output=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                times[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    ours, default = (statistics.median(times[name]) for name in commands)
+    print(f"benchbox eval glove-bow --task semantic --threads 1, warm cache: {ours:.2f} s CPU (median of {repeats}: "
+          f"{', '.join(f'{t:.2f}' for t in times['benchbox'])}); with Python's default garbage collector "
+          f"{default:.2f} s: {ours / default:.2f}x")
 
 
 def main() -> None:

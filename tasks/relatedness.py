@@ -30,7 +30,8 @@ the permuted training set once into one buffer and takes contiguous slices of it
 weight matrix (features get a constant 1), and the gradient and the Adam update (torch's formula) are written
 out, with no autograd, DataLoader or optimiser object per step; each epoch's loop over its mini-batches runs as
 TorchScript (:func:`train_epoch`: the same ATen kernels in the same order as eager torch, so the same numbers
-bit for bit, at about half the CPU time of the interpreter's per-call overhead).
+bit for bit, at about half the CPU time of the interpreter's per-call overhead), and the numbers a step
+multiplies or divides a tensor by are 0-dim float32 tensors made once (:class:`AdamScalars`; the same bits).
 """
 
 from __future__ import annotations
