@@ -272,12 +272,11 @@ class EmbeddingCache:
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
         shards = self._shards[fingerprint]
-        rows = [index[k] for k in keys]
-        dim = shards[rows[0][0]].shape[1]
-        out = np.empty((len(sentences), dim), dtype=np.float32)
-        for shard_id in {s for s, _ in rows}:
-            positions = [i for i, (s, _) in enumerate(rows) if s == shard_id]
-            out[positions] = shards[shard_id][[rows[i][1] for i in positions]]
+        rows = np.array([index[k] for k in keys])  # [n, 2]: (shard, row) of each sentence
+        out = np.empty((len(sentences), shards[rows[0, 0]].shape[1]), dtype=np.float32)
+        for shard_id in np.unique(rows[:, 0]):
+            in_shard = rows[:, 0] == shard_id
+            out[in_shard] = shards[shard_id][rows[in_shard, 1]]
         return out
 
     def _add_shard(self, fingerprint: str, keys: list[bytes], emb: np.ndarray,
