@@ -198,6 +198,7 @@ def _fit(train_x: np.ndarray, train_scores: np.ndarray, dev_x: np.ndarray, dev_s
         f"{best_pr:.4f})")
     return RelatednessFit(best_pr, predict(x_dev, best_w), predict(x_test, best_w), nepoch, best_epoch)
 
+
 def train_epoch(xs: list[torch.Tensor], ys: list[torch.Tensor], scales: list[torch.Tensor], w: torch.Tensor,
                 m: torch.Tensor, v: torch.Tensor, adam: AdamScalars, step: int) -> int:
     """One epoch of SentEval's regressor over the mini-batches ``xs``/``ys`` (augmented features, sparse
