@@ -29,6 +29,7 @@ from benchbox.errors import BenchboxError
 from benchbox.stats.resampling import (
     aggregate_strata,
     percentile_interval,
+    row_dots,
     stratified_counts,
     weighted_pearson,
     weighted_spearman,
@@ -115,16 +116,12 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine with SentEval's exact arithmetic: ``np.dot(u, v) / (‖u‖ ‖v‖)`` per pair in the
     embeddings' own precision (float32 for float32 embeddings), NaN (zero vectors) → 0. Computing in
     float64 instead changes which near-identical pairs tie, and so Spearman's ρ (by ~1e-5 on STS12).
-    Every pair's three dot products are taken at once by ``np.matmul`` on [n, 1, d] × [n, d, 1] stacks,
-    which calls the BLAS dot routine of ``np.dot`` and ``np.linalg.norm`` (√(u·u)) per pair: the same
-    numbers as SentEval's loop, bit for bit."""
+    Every pair's three dot products are taken at once by :func:`~benchbox.stats.resampling.row_dots`, the BLAS
+    dot routine of ``np.dot`` and ``np.linalg.norm`` (√(u·u)) per pair: the same numbers as SentEval's loop, bit
+    for bit."""
     a, b = np.nan_to_num(np.asarray(a)), np.nan_to_num(np.asarray(b))
-
-    def dots(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return np.matmul(x[:, None, :], y[:, :, None])[:, 0, 0]
-
     with np.errstate(invalid="ignore", divide="ignore"):
-        cosine = dots(a, b) / (np.sqrt(dots(a, a)) * np.sqrt(dots(b, b)))
+        cosine = row_dots(a, b) / (np.sqrt(row_dots(a, a)) * np.sqrt(row_dots(b, b)))
     return np.nan_to_num(cosine.astype(np.float64))
 
 

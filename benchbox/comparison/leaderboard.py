@@ -452,7 +452,8 @@ def build(sources: list[Source], tasks: list[str] | None = None, *, settings: Se
         if groups and protocol != PUBLISHED:
             _groups(frame, [models[i] for i in members], members, overall_tasks, settings)
     standings = []
-    if rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings):  # the answer to "where does my model stand among every published one", whatever the table's length
+    # the answer to "where does my model stand among every published one", whatever the table's length
+    if rank_among_published(frame, models, overall_draws, draws, scaled, specs, settings):
         ranked = frame[frame["paired"] & frame["rank_all"].notna()]
         total = int(frame["rank_all"].notna().sum())
         standings = [f"{row['label']}: rank {int(row['rank_all'])} [{int(row['rank_all_low'])}–"

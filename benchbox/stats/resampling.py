@@ -177,8 +177,10 @@ def weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 EXACT_SPEARMAN_DRAWS = 2**16
 
 
-def _row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """[rows] dot product of each row of ``a`` with the same row of ``b``."""
+def row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[rows] dot product of each row of ``a`` with the same row of ``b``: ``np.matmul`` on [rows, 1, n] × [rows, n, 1]
+    stacks, which calls the BLAS dot routine of ``np.dot`` once per row (the same numbers as ``np.dot`` of the two
+    rows, bit for bit)."""
     return np.matmul(a[:, None, :], b[:, :, None])[:, 0, 0]
 
 
@@ -201,10 +203,10 @@ def weighted_spearman(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
     for block in _blocks(len(w)):
         (x_counts, x_groups), (_, y_groups) = x_order.group_counts(w[block]), y_order.group_counts(w[block])
         rx, ry = x_order.doubled_ranks(x_groups), y_order.doubled_ranks(y_groups)
-        moments[1, block] = _row_dots(x_groups * rx, rx)
-        moments[2, block] = _row_dots(y_groups * ry, ry)
+        moments[1, block] = row_dots(x_groups * rx, rx)
+        moments[2, block] = row_dots(y_groups * ry, ry)
         rx_items = np.take(rx, x_order.sorted_group, axis=1) if x_order.ties else rx
-        moments[0, block] = _row_dots(x_counts * rx_items, np.take(ry, y_group_in_x_order, axis=1))
+        moments[0, block] = row_dots(x_counts * rx_items, np.take(ry, y_group_in_x_order, axis=1))
     sxy, sxx, syy = (moments - total**3) / 4
     with np.errstate(invalid="ignore", divide="ignore"):
         return sxy / np.sqrt(sxx * syy)
